@@ -1,0 +1,270 @@
+"""Safe read-only execution (issue 4, item 3 and acceptance): allowlist, read-only
+connection, time limit by interrupt, row cap, database file never changes."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verifier.errors import InputError, SourceDataError, UnsafeQueryError
+from verifier.sqlsafe import (
+    QueryFailed,
+    QueryTimeout,
+    check_read_only,
+    open_readonly,
+    run_query,
+    thread_connection,
+)
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small DuckDB file written here (independent of the builders), plus a CSV beside it."""
+    folder = tmp_path_factory.mktemp("sqlsafe")
+    path = folder / "small.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE lab_events AS SELECT range AS labeventid, range % 7 AS admissionid, "
+                "50971 + range % 3 AS itemid, (range % 50) / 10.0 AS valuenum FROM range(200000)")
+    con.execute("CREATE TABLE patients AS SELECT range AS patientid, 'F' AS gender FROM range(100)")
+    con.close()
+    (folder / "secret.csv").write_text("a,b\n1,2\n")
+    return path
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# Each row: (query, dialect). All must be accepted.
+READS = [
+    ("SELECT 1", "duckdb"),
+    ("VALUES (1), (2)", "duckdb"),
+    ("WITH a AS (SELECT 1 AS x) SELECT * FROM a", "duckdb"),
+    ("SELECT 1 UNION ALL SELECT 2", "duckdb"),
+    ("SELECT 1 INTERSECT SELECT 1", "duckdb"),
+    ("DESCRIBE lab_events", "duckdb"),
+    ("DESCRIBE SELECT * FROM lab_events", "duckdb"),
+    ("SHOW TABLES", "duckdb"),
+    ("SHOW ALL TABLES", "duckdb"),
+    ("SHOW lab_events", "duckdb"),
+    ("SUMMARIZE patients", "duckdb"),
+    ("PRAGMA table_info('lab_events')", "duckdb"),
+    ("PRAGMA show_tables", "duckdb"),
+    ("SELECT * FROM information_schema.columns WHERE table_name = 'lab_events'", "duckdb"),
+    ("SELECT table_name FROM duckdb_tables()", "duckdb"),
+    ("SELECT column_name FROM duckdb_columns() WHERE table_name = 'patients'", "duckdb"),
+    ("SELECT * FROM range(3)", "duckdb"),
+    ("SELECT count(*) FROM lab_events WHERE itemid = 50971;", "duckdb"),
+    ("-- a comment\nSELECT max(valuenum) FROM lab_events", "duckdb"),
+    ("FROM patients LIMIT 2", "duckdb"),
+    ("SELECT * FROM main.patients LIMIT 1", "duckdb"),
+    ("SELECT count(*) FROM lab_events l JOIN patients p ON l.admissionid = p.patientid", "duckdb"),
+    ("SELECT COUNT(*) FROM lab_events WHERE itemid = 50971 LIMIT 5", "sqlite"),
+    ("SELECT patientid::text FROM patients LIMIT 1", "postgres"),
+]
+
+# Each row: (query, word expected in the reason).
+ATTEMPTS = [
+    ("INSERT INTO patients VALUES (1000, 'M')", "INSERT"),
+    ("UPDATE patients SET gender = 'M'", "UPDATE"),
+    ("DELETE FROM lab_events", "DELETE"),
+    ("CREATE TABLE x AS SELECT 1", "CREATE"),
+    ("CREATE TEMP TABLE x AS SELECT 1", "CREATE"),
+    ("DROP TABLE patients", "DROP"),
+    ("ALTER TABLE patients ADD COLUMN c INT", "ALTER"),
+    ("TRUNCATE patients", "TRUNCATE"),
+    ("COPY patients TO '{dir}/out.csv'", "COPY"),
+    ("COPY patients FROM '{dir}/secret.csv'", "COPY"),
+    ("ATTACH '{dir}/other.duckdb' AS other", "ATTACH"),
+    ("DETACH small", "DETACH"),
+    ("INSTALL httpfs", "INSTALL"),
+    ("LOAD httpfs", "LOAD"),
+    ("SET enable_external_access = true", "SET"),
+    ("RESET threads", "RESET"),
+    ("PRAGMA threads = 1", "PRAGMA"),
+    ("PRAGMA force_checkpoint", "PRAGMA"),
+    ("EXPORT DATABASE '{dir}/export'", "parseable"),
+    ("CALL pragma_version()", "CALL"),
+    ("CHECKPOINT", "CHECKPOINT"),
+    ("VACUUM", "VACUUM"),
+    ("BEGIN TRANSACTION", "BEGIN"),
+    ("USE small", "USE"),
+    ("SELECT 1 INTO newtable", "INTO"),
+    ("SELECT * FROM patients; DROP TABLE patients", "statements"),
+    ("SELECT * FROM read_csv('{dir}/secret.csv')", "read_csv"),
+    ("SELECT * FROM read_csv_auto('{dir}/secret.csv')", "read_csv_auto"),
+    ("SELECT * FROM read_parquet('{dir}/x.parquet')", "read_parquet"),
+    ("SELECT * FROM read_json_auto('{dir}/x.json')", "read_json_auto"),
+    ("SELECT * FROM glob('{dir}/*')", "glob"),
+    ("SELECT * FROM read_text('/etc/passwd')", "read_text"),
+    ("SELECT * FROM read_blob('/etc/passwd')", "read_blob"),
+    ("SELECT * FROM parquet_scan('{dir}/x.parquet')", "parquet_scan"),
+    ("SELECT * FROM sniff_csv('{dir}/secret.csv')", "sniff_csv"),
+    ("SELECT * FROM '{dir}/secret.csv'", "plain table name"),
+    ('SELECT * FROM "{dir}/secret.csv"', "plain table name"),
+    ("SELECT * FROM 'https://example.org/x.parquet'", "plain table name"),
+    ("SELECT * FROM query('DROP TABLE patients')", "query"),
+    ("SELECT getenv('HOME')", "getenv"),
+    ("SELECT * FROM duckdb_secrets()", "duckdb_secrets"),
+    ("SELECT * FROM patients WHERE patientid IN (SELECT a FROM read_csv('{dir}/secret.csv'))", "read_csv"),
+    ("WITH x AS (SELECT * FROM glob('*')) SELECT * FROM x", "glob"),
+    ("EXPLAIN ANALYZE SELECT 1", "EXPLAIN"),
+    ("", "empty"),
+    ("SELEC 1 FROM", "parseable"),
+]
+
+
+@pytest.mark.parametrize("sql,dialect", READS)
+def test_reads_are_accepted_and_run(small_db: Path, sql: str, dialect: str) -> None:
+    safe = check_read_only(sql, dialect)
+    res = run_query(thread_connection(small_db), safe, time_limit_s=10, row_cap=100)
+    assert res.columns, f"{sql!r} produced no columns"
+
+
+@pytest.mark.parametrize("sql,word", ATTEMPTS)
+def test_writes_and_file_reads_are_rejected_with_a_reason(small_db: Path, sql: str, word: str) -> None:
+    text = sql.format(dir=small_db.parent)
+    with pytest.raises(UnsafeQueryError) as info:
+        check_read_only(text)
+    assert word.lower() in info.value.reason.lower(), info.value.reason
+    assert info.value.sql == text
+
+
+def test_database_file_byte_identical_after_attempts(small_db: Path) -> None:
+    """Every attempt is rejected before execution. Then, as defence in depth, each
+    is run raw on the read-only connection: none reaches a file, and none changes
+    a byte of the database file or creates a file beside it."""
+    before = _sha(small_db)
+    listing = sorted(p.name for p in small_db.parent.iterdir())
+    con = open_readonly(small_db)
+    for sql, _ in ATTEMPTS:
+        text = sql.format(dir=small_db.parent)
+        with pytest.raises(UnsafeQueryError):
+            run_query(con, text, time_limit_s=5, row_cap=10)
+    for sql, _ in ATTEMPTS:
+        text = sql.format(dir=small_db.parent)
+        touches_outside = any(w in text for w in (str(small_db.parent), "http", "/etc/", "glob(", "INSTALL", "LOAD"))
+        try:
+            con.execute(text)
+        except duckdb.Error:
+            continue
+        assert not touches_outside, f"raw connection ran {text!r}"
+    con.close()
+    assert _sha(small_db) == before
+    assert sorted(p.name for p in small_db.parent.iterdir()) == listing
+
+
+def test_readonly_connection_refuses_external_access_and_config_changes(small_db: Path) -> None:
+    con = open_readonly(small_db)
+    for raw in (
+        f"SELECT * FROM read_csv('{small_db.parent}/secret.csv')",
+        "SET enable_external_access = true",
+        "INSERT INTO patients VALUES (1, 'M')",
+        f"ATTACH '{small_db.parent}/x.duckdb' AS x",
+    ):
+        with pytest.raises(duckdb.Error):
+            con.execute(raw).fetchall()
+    con.close()
+
+
+def test_python_variables_are_not_scanned(small_db: Path) -> None:
+    """DuckDB's replacement scan of Python objects is external state: disabled."""
+    secret_frame = {"a": [1]}  # noqa: F841 - a local a replacement scan could find
+    with pytest.raises(QueryFailed):
+        run_query(thread_connection(small_db), "SELECT * FROM secret_frame", time_limit_s=5, row_cap=10)
+
+
+def test_transpiles_sqlite_and_postgres() -> None:
+    assert check_read_only("SELECT CAST(x AS TEXT) FROM t", "sqlite").startswith("SELECT")
+    assert "CAST" in check_read_only("SELECT x::int FROM t", "postgres")
+    with pytest.raises(InputError):
+        check_read_only("SELECT 1", "oracle")
+
+
+def test_row_cap_truncates(small_db: Path) -> None:
+    res = run_query(thread_connection(small_db), "SELECT labeventid FROM lab_events ORDER BY 1", time_limit_s=10, row_cap=7)
+    assert res.truncated and len(res.rows) == 7 and res.rows[0] == (0,)
+    res = run_query(thread_connection(small_db), "SELECT * FROM patients", time_limit_s=10, row_cap=100)
+    assert not res.truncated and len(res.rows) == 100
+
+
+def test_failed_query_raises_query_failed_with_message(small_db: Path) -> None:
+    with pytest.raises(QueryFailed) as info:
+        run_query(thread_connection(small_db), "SELECT no_such_column FROM patients", time_limit_s=5, row_cap=10)
+    assert "no_such_column" in info.value.message
+    assert not isinstance(info.value, QueryTimeout)
+
+
+def test_long_query_is_interrupted_and_connection_reused(small_db: Path) -> None:
+    con = thread_connection(small_db)
+    heavy = "SELECT count(*) FROM lab_events a, lab_events b, lab_events c WHERE a.valuenum + b.valuenum > c.valuenum"
+    start = time.monotonic()
+    with pytest.raises(QueryTimeout) as info:
+        run_query(con, heavy, time_limit_s=0.5, row_cap=10)
+    elapsed = time.monotonic() - start
+    assert elapsed < 10, f"interrupt took {elapsed:.1f}s"
+    assert info.value.time_limit_s == 0.5
+    res = run_query(con, "SELECT count(*) FROM patients", time_limit_s=5, row_cap=10)
+    assert res.rows == [(100,)]
+
+
+def test_interrupt_works_off_the_main_thread(small_db: Path) -> None:
+    out: dict[str, object] = {}
+
+    def work() -> None:
+        con = thread_connection(small_db)
+        try:
+            run_query(con, "SELECT count(*) FROM lab_events a, lab_events b", time_limit_s=0.3, row_cap=1)
+        except QueryTimeout as exc:
+            out["timeout"] = exc
+        out["after"] = run_query(con, "SELECT 42", time_limit_s=5, row_cap=1).rows
+        out["con"] = id(con)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join(30)
+    assert isinstance(out.get("timeout"), QueryTimeout)
+    assert out["after"] == [(42,)]
+    assert out["con"] != id(thread_connection(small_db)), "threads must not share a connection"
+
+
+def test_open_readonly_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(SourceDataError):
+        open_readonly(tmp_path / "absent.duckdb")
+
+
+def test_bad_limits_are_input_errors(small_db: Path) -> None:
+    with pytest.raises(InputError):
+        run_query(thread_connection(small_db), "SELECT 1", time_limit_s=0, row_cap=1)
+    with pytest.raises(InputError):
+        run_query(thread_connection(small_db), "SELECT 1", time_limit_s=1, row_cap=0)
+
+
+_WRITE_WORDS = ["INSERT INTO", "UPDATE", "DELETE FROM", "DROP TABLE", "CREATE TABLE", "COPY", "ATTACH", "INSTALL", "LOAD", "SET"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(prefix=st.sampled_from(_WRITE_WORDS), tail=st.text(max_size=40))
+def test_write_keywords_never_pass(prefix: str, tail: str) -> None:
+    """Whatever follows a write keyword, the statement is never accepted as a read."""
+    with pytest.raises(UnsafeQueryError):
+        check_read_only(f"{prefix} {tail}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(fn=st.sampled_from(["read_csv", "read_csv_auto", "read_parquet", "read_json", "read_json_auto", "glob",
+                           "read_text", "read_blob", "parquet_scan", "sniff_csv", "query", "read_ndjson"]),
+       path=st.text(alphabet=st.characters(blacklist_characters="'\\", blacklist_categories=("Cs",)), max_size=20),
+       wrap=st.sampled_from(["SELECT * FROM {f}", "SELECT count(*) FROM (SELECT * FROM {f}) s",
+                             "WITH x AS (SELECT * FROM {f}) SELECT * FROM x",
+                             "SELECT * FROM patients WHERE patientid IN (SELECT 1 FROM {f})"]))
+def test_file_functions_never_pass(fn: str, path: str, wrap: str) -> None:
+    with pytest.raises(UnsafeQueryError):
+        check_read_only(wrap.format(f=f"{fn}('{path}')"))

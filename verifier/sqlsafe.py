@@ -1,0 +1,418 @@
+"""Safe, read-only execution of untrusted SQL against the clinical database.
+
+DESIGN.md section 4 ("Noise abstentions", step 3) and section 6: agent SQL is
+untrusted. Three layers, each enough on its own for the common attacks:
+
+1. ``check_read_only`` parses the text with sqlglot (DuckDB dialect, or
+   transpiled from SQLite/PostgreSQL) and accepts one statement whose root is
+   on an allowlist (SELECT / WITH / VALUES / set operations, DESCRIBE, SHOW,
+   SUMMARIZE, read-only PRAGMAs). It then walks the whole tree: write and
+   session nodes anywhere are rejected, table functions must be on an
+   allowlist (no ``read_csv``/``glob``/``query``...), scalar functions that
+   read files, secrets or execute SQL are rejected, and table references must
+   be plain identifiers (no ``'file.csv'`` or URL replacement scans). The
+   statement that runs is the one sqlglot regenerates from the checked tree,
+   so what was checked is what executes.
+2. ``open_readonly`` opens DuckDB ``read_only`` with external access disabled,
+   extension auto-install/auto-load off and the configuration locked
+   (DuckDB "Securing DuckDB" operations manual: ``enable_external_access``,
+   ``autoinstall_known_extensions``, ``autoload_known_extensions``,
+   ``lock_configuration``).
+3. ``run_query`` enforces a wall-clock limit with ``connection.interrupt()``
+   from a ``threading.Timer`` (no signals, works off the main thread) and a
+   row cap; the connection stays usable after an interrupt.
+
+A DuckDB connection must not be used by two threads at once;
+``thread_connection`` keeps one read-only connection per (process, thread,
+database file).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from .errors import InputError, SourceDataError, UnsafeQueryError, VerifierError
+
+#: Dialects agent SQL may be written in (``Trajectory.dialect``).
+DIALECTS = ("duckdb", "sqlite", "postgres")
+
+#: DuckDB configuration for every connection that runs untrusted SQL.
+READONLY_CONFIG: dict[str, Any] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "lock_configuration": True,
+}
+
+# ---------------------------------------------------------------- rule tables
+#: Statement roots that only read.
+_ROOTS: tuple[type[exp.Expression], ...] = (
+    exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values,
+    exp.Describe, exp.Show, exp.Summarize, exp.Pragma, exp.Subquery,
+)
+
+#: ``SHOW <what>`` forms accepted (sqlglot ``Show.this``, upper-cased).
+_SHOW_OK = frozenset({"TABLES", "ALL TABLES", "DATABASES", "SCHEMAS"})
+
+#: PRAGMAs that only read the catalog.
+_PRAGMA_OK = frozenset({
+    "table_info", "show", "show_tables", "show_tables_expanded", "database_list",
+    "version", "storage_info", "database_size", "functions", "collations",
+})
+
+#: Table functions (``FROM f(...)``) allowed: generators and catalog introspection.
+_TABLE_FUNCS_OK = frozenset({
+    "range", "generate_series", "unnest", "generate_subscripts",
+    "duckdb_tables", "duckdb_columns", "duckdb_views", "duckdb_schemas", "duckdb_databases",
+    "duckdb_constraints", "duckdb_indexes", "duckdb_types", "duckdb_functions", "duckdb_keywords",
+    "duckdb_sequences", "duckdb_dependencies",
+    "pragma_table_info", "pragma_show", "pragma_show_tables", "pragma_database_list",
+    "pragma_version", "pragma_storage_info", "pragma_database_size",
+})
+
+#: Scalar or table function names rejected anywhere (regular expressions, full match, lower case).
+_FUNCS_DENIED = tuple(re.compile(p) for p in (
+    r"read_.*", r".*_scan", r"glob", r"sniff_csv", r"parquet_.*", r"getenv", r"query", r"query_table",
+    r".*secret.*", r"load_.*", r"install_.*", r"iceberg_.*", r"delta_.*", r"postgres_.*",
+    r"mysql_.*", r"sqlite_.*", r"http.*", r"s3_.*", r"azure_.*", r"gcs_.*", r"ducklake_.*",
+    r".*serialized_sql.*", r"setseed", r"checkpoint", r"force_checkpoint", r"enable_.*",
+    r"disable_.*", r"sql_auto_complete", r"duckdb_extensions", r"duckdb_temporary_files",
+    r"duckdb_settings", r"duckdb_optimizers", r"duckdb_log.*", r"current_setting", r"getvariable",
+    r"csv_.*", r"json_execute.*", r"from_substrait.*", r"get_substrait.*", r"arrow_scan.*",
+    r"python_.*", r"pandas_.*", r"write_.*", r"copy_.*", r"export_.*", r"import_.*",
+))
+
+#: Nodes that write, change the session or leave the database, rejected anywhere in the tree.
+_NODES_DENIED: tuple[type[exp.Expression], ...] = tuple(
+    getattr(exp, name) for name in (
+        "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "TruncateTable",
+        "Copy", "Attach", "Detach", "Install", "Command", "Set", "Use", "Transaction",
+        "Commit", "Rollback", "Into", "LoadData", "Refresh", "Cache", "Uncache", "Analyze",
+        "Grant", "Revoke", "Comment", "Export", "Lock",
+    ) if hasattr(exp, name)
+)
+
+#: A table, schema or catalog name must be a plain identifier (no path, URL or extension).
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+#: ``SHOW <table>`` (DuckDB's synonym of DESCRIBE), which sqlglot leaves as a Command.
+_SHOW_TABLE = re.compile(r"\s*SHOW\s+([A-Za-z_][A-Za-z0-9_$]*)\s*;?\s*", re.IGNORECASE)
+
+
+class _DropCommandFallback(logging.Filter):
+    """Silence sqlglot's per-statement 'Falling back to parsing as a Command' warning.
+
+    Such statements are rejected with a reason anyway; logging each one would
+    flood batch scoring.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:  # noqa: D401 - logging API
+        return "Falling back to parsing as a 'Command'" not in record.getMessage()
+
+
+logging.getLogger("sqlglot").addFilter(_DropCommandFallback())
+
+
+# ---------------------------------------------------------------- errors/results
+class QueryFailed(VerifierError):
+    """A checked query failed when DuckDB ran it (bad column, type error, ...).
+
+    Args:
+        sql: the query that ran.
+        message: DuckDB's error message.
+    """
+
+    def __init__(self, sql: str, message: str) -> None:
+        self.sql = sql
+        self.message = message
+        super().__init__(f"query failed: {message}")
+
+
+class QueryTimeout(QueryFailed):
+    """A checked query was interrupted at its time limit.
+
+    A subclass of ``QueryFailed``: a timed-out query is a failed query.
+
+    Args:
+        sql: the query that ran.
+        time_limit_s: the limit that was reached, in seconds.
+    """
+
+    def __init__(self, sql: str, time_limit_s: float) -> None:
+        self.time_limit_s = time_limit_s
+        super().__init__(sql, f"interrupted after the {time_limit_s:g} s time limit")
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Rows fetched by ``run_query``.
+
+    Attributes:
+        columns: column names, in order.
+        rows: at most ``row_cap`` rows, each a tuple aligned with ``columns``
+            (Python values as DuckDB returns them: int, float, Decimal, str,
+            datetime, None, ...).
+        truncated: True when the query had more than ``row_cap`` rows.
+    """
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    truncated: bool = False
+
+
+# ---------------------------------------------------------------- checking
+def _func_name(node: exp.Func) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower()
+    return node.sql_name().lower()
+
+
+def _denied(name: str) -> bool:
+    return any(p.fullmatch(name) for p in _FUNCS_DENIED)
+
+
+def _check_table(sql: str, table: exp.Table) -> None:
+    """Table references: allowlisted table functions or plain identifiers."""
+    if isinstance(table.this, exp.Func):
+        name = _func_name(table.this)
+        if name not in _TABLE_FUNCS_OK:
+            raise UnsafeQueryError(sql, f"table function {name}() is not allowed (only generators and catalog introspection)")
+        return
+    for part in (table.args.get("catalog"), table.args.get("db"), table.this):
+        if part is None:
+            continue
+        name = part.name if isinstance(part, exp.Identifier) else None
+        if name is None or not _IDENT.fullmatch(name):
+            shown = part.sql("duckdb") if isinstance(part, exp.Expression) else repr(part)
+            raise UnsafeQueryError(sql, f"table reference {shown} is not a plain table name (files, URLs and paths are not allowed)")
+
+
+def _statement_word(root: exp.Expression) -> str:
+    """The statement's leading keyword (``INSERT``, ``LOAD``, ``CHECKPOINT``) for messages."""
+    try:
+        text = root.sql("duckdb", comments=False)
+    except Exception:  # pragma: no cover - generator gap; fall back to the node kind
+        text = root.key
+    m = re.match(r"\s*([A-Za-z]+)", text)
+    return (m.group(1) if m else root.key).upper()
+
+
+def _check_root(sql: str, root: exp.Expression) -> None:
+    if isinstance(root, exp.Show):
+        what = str(root.this or "").upper()
+        if what not in _SHOW_OK:
+            raise UnsafeQueryError(sql, f"SHOW {what} is not allowed (only SHOW TABLES / SHOW ALL TABLES)")
+    elif isinstance(root, exp.Pragma):
+        inner = root.this
+        name = _func_name(inner) if isinstance(inner, exp.Func) else (inner.name if isinstance(inner, exp.Expression) else str(inner))
+        if isinstance(inner, (exp.EQ, exp.PropertyEQ)) or name.lower() not in _PRAGMA_OK:
+            raise UnsafeQueryError(sql, f"PRAGMA {root.this.sql('duckdb') if isinstance(root.this, exp.Expression) else root.this} is not a read-only catalog pragma")
+    elif not isinstance(root, _ROOTS):
+        kind = _statement_word(root)
+        raise UnsafeQueryError(sql, f"statement {kind} is not a read (allowed: SELECT, WITH, VALUES, DESCRIBE, SHOW, SUMMARIZE, catalog PRAGMAs)")
+
+
+def _walk_checks(sql: str, root: exp.Expression) -> None:
+    for node in root.walk():
+        if isinstance(node, _NODES_DENIED):
+            kind = "SELECT ... INTO" if isinstance(node, exp.Into) else node.key.upper()
+            raise UnsafeQueryError(sql, f"{kind} is not allowed inside a read-only query")
+        if isinstance(node, exp.Table):
+            _check_table(sql, node)
+        elif isinstance(node, exp.Func) and not isinstance(node.parent, exp.Pragma):
+            name = _func_name(node)
+            if _denied(name):
+                raise UnsafeQueryError(sql, f"function {name}() reads files, secrets or settings, or runs SQL; not allowed")
+
+
+def check_read_only(sql: str, dialect: str = "duckdb") -> str:
+    """Check that ``sql`` only reads the database and return it as DuckDB SQL.
+
+    Args:
+        sql: one SQL statement (a trailing semicolon and comments are fine).
+        dialect: ``duckdb``, ``sqlite`` or ``postgres``; non-DuckDB SQL is
+            transpiled with sqlglot.
+
+    Returns:
+        The DuckDB SQL regenerated from the checked syntax tree (this is the
+        text to execute, so that what was checked is what runs).
+
+    Raises:
+        InputError: ``dialect`` is not one of ``DIALECTS``.
+        UnsafeQueryError: empty, unparseable, more than one statement, a
+            statement that is not a read (INSERT, UPDATE, DELETE, CREATE, DROP,
+            COPY, ATTACH, INSTALL, LOAD, SET, writing PRAGMA, EXPORT, CALL, ...),
+            a table function or function that reads files/URLs/secrets or runs
+            SQL (read_csv*, read_parquet, read_json*, glob, read_text,
+            read_blob, parquet_scan, sniff_csv, query, ...), or a table
+            reference that is a file name, path or URL. ``reason`` says which.
+    """
+    if dialect not in DIALECTS:
+        raise InputError("dialect", dialect, f"expected one of {', '.join(DIALECTS)}")
+    if not isinstance(sql, str) or not sql.strip():
+        raise UnsafeQueryError(str(sql), "empty query")
+    show_table = _SHOW_TABLE.fullmatch(sql)
+    if show_table and show_table.group(1).upper() not in _SHOW_OK:
+        return f"DESCRIBE {show_table.group(1)}"
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except (ParseError, TokenError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UnsafeQueryError(sql, f"not parseable as {dialect} SQL: {first}") from None
+    except Exception as exc:  # sqlglot internals on odd input: still a rejection, never a crash
+        raise UnsafeQueryError(sql, f"not parseable as {dialect} SQL: {type(exc).__name__}: {exc}") from None
+    if not statements:
+        raise UnsafeQueryError(sql, "empty query")
+    if len(statements) > 1:
+        raise UnsafeQueryError(sql, f"{len(statements)} statements; exactly one is allowed")
+    root = statements[0]
+    _check_root(sql, root)
+    _walk_checks(sql, root)
+    try:
+        return root.sql(dialect="duckdb")
+    except Exception as exc:  # generator gap for an exotic construct
+        raise UnsafeQueryError(sql, f"cannot be rendered as DuckDB SQL: {type(exc).__name__}: {exc}") from None
+
+
+# ---------------------------------------------------------------- connections
+def open_readonly(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
+    """Open the clinical database for untrusted reads.
+
+    Args:
+        db_path: an existing DuckDB file.
+
+    Returns:
+        A connection opened ``read_only=True`` with ``READONLY_CONFIG``
+        (external access disabled, extension auto-install/auto-load off,
+        configuration locked so SQL cannot undo any of it).
+
+    Raises:
+        SourceDataError: the file does not exist or DuckDB cannot open it.
+    """
+    path = Path(db_path)
+    if not path.is_file():
+        raise SourceDataError(path, "DuckDB database file not found")
+    try:
+        return duckdb.connect(str(path), read_only=True, config=dict(READONLY_CONFIG))
+    except duckdb.Error as exc:
+        raise SourceDataError(path, f"cannot open read-only: {exc}") from exc
+
+
+_local = threading.local()
+
+
+def thread_connection(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
+    """The calling thread's read-only connection to ``db_path`` (opened once, then reused).
+
+    Keyed by (process id, resolved path) so a forked worker never reuses its
+    parent's connection. Never share the returned connection with another thread.
+
+    Raises:
+        SourceDataError: as ``open_readonly``.
+    """
+    key = (os.getpid(), str(Path(db_path).resolve()))
+    cache: dict[tuple[int, str], duckdb.DuckDBPyConnection] | None = getattr(_local, "cons", None)
+    if cache is None:
+        cache = _local.cons = {}
+    con = cache.get(key)
+    if con is None:
+        con = cache[key] = open_readonly(db_path)
+    return con
+
+
+# ---------------------------------------------------------------- running
+class _Watchdog:
+    """Interrupts ``con`` after ``limit`` seconds unless disarmed first (race-free)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, limit: float) -> None:
+        self.con = con
+        self.fired = False
+        self._done = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(limit, self._fire)
+        self._timer.daemon = True
+
+    def _fire(self) -> None:
+        with self._lock:
+            if not self._done:
+                self.fired = True
+                self.con.interrupt()
+
+    def __enter__(self) -> "_Watchdog":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
+
+
+def execute_checked(con: duckdb.DuckDBPyConnection, safe_sql: str, *, time_limit_s: float, row_cap: int) -> QueryResult:
+    """Run SQL that has already passed ``check_read_only``, with a time limit and row cap.
+
+    For callers that hold checked SQL (``run_query`` is the entry point for
+    anything else). Arguments, result and errors as ``run_query``.
+    """
+    if time_limit_s <= 0:
+        raise InputError("time_limit_s", time_limit_s, "must be > 0 seconds")
+    if row_cap < 1:
+        raise InputError("row_cap", row_cap, "must be >= 1")
+    watchdog = _Watchdog(con, time_limit_s)
+    try:
+        with watchdog:
+            cur = con.execute(safe_sql)
+            columns = [d[0] for d in (cur.description or [])]
+            rows = [tuple(r) for r in cur.fetchmany(row_cap + 1)] if columns else []
+    except duckdb.InterruptException:
+        raise QueryTimeout(safe_sql, time_limit_s) from None
+    except duckdb.Error as exc:
+        if watchdog.fired:
+            raise QueryTimeout(safe_sql, time_limit_s) from None
+        raise QueryFailed(safe_sql, str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    truncated = len(rows) > row_cap
+    return QueryResult(columns=columns, rows=rows[:row_cap], truncated=truncated)
+
+
+def run_query(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    *,
+    time_limit_s: float,
+    row_cap: int,
+    dialect: str = "duckdb",
+) -> QueryResult:
+    """Check ``sql`` with ``check_read_only`` and run it on ``con``.
+
+    Args:
+        con: a connection from ``open_readonly``/``thread_connection`` (or an
+            overlay connection from ``verifier.witness``), used by this thread only.
+        sql: untrusted SQL text.
+        time_limit_s: wall-clock limit in seconds for executing and fetching;
+            enforced with ``con.interrupt()`` from a timer thread.
+        row_cap: rows fetched at most; more sets ``truncated``.
+        dialect: the SQL's dialect (transpiled to DuckDB).
+
+    Returns:
+        ``QueryResult(columns, rows, truncated)``.
+
+    Raises:
+        UnsafeQueryError: the query was rejected (never executed).
+        QueryTimeout: the time limit was reached (the connection stays usable).
+        QueryFailed: DuckDB raised an error; ``message`` is DuckDB's.
+        InputError: non-positive ``time_limit_s`` or ``row_cap``.
+    """
+    safe = check_read_only(sql, dialect)
+    return execute_checked(con, safe, time_limit_s=time_limit_s, row_cap=row_cap)
