@@ -1,0 +1,261 @@
+"""Unit parsing and conversion, cached so the hot path never re-parses.
+
+``parse_unit`` turns a unit string (MIMIC-IV spelling, pint expression or UCUM
+code) into a :class:`UnitSpec`; ``linear_converter`` returns the affine map
+``y = scale * x + offset`` from one unit to another (optionally through an
+analyte: mass <-> molar, mEq <-> mmol, IU <-> U). Both are ``lru_cache``d on
+their string arguments; pint is called only on a cache miss, under the
+registry lock.
+
+Resolution order of a unit string (first that works):
+0. ``rules/unparsed_units.toml``: refused with the listed reason;
+1. ``rules/synonyms.toml`` ``[units]`` (exact, then case-insensitive);
+2. UCUM (ucumvert) when the string looks like UCUM (brackets, braces,
+   ``m-1`` style exponents, ``.`` products, ``10*3`` factors);
+3. pint's own parser after light normalisation (µ -> u, ² -> **2,
+   ``x10^9`` -> ``1e9``, ``°C`` -> ``degC``);
+4. UCUM as a last resort.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import pint
+
+from ..errors import UnitError
+from ..rules import load_toml
+from .analytes import get_analyte
+from .registry import get_registry, pint_lock, ucum_to_pint
+
+_UCUM_LIKE = re.compile(r"[\[\]{}]|[A-Za-z\]][-+]?\d|[A-Za-z\]]\.[A-Za-z\[(]|^10[*^]|\d\.[A-Za-z\[]")
+_TEN_POW = re.compile(r"(?:^|(?<=[\s(*/]))(?:[x×*]\s*)?10\s*(?:\^|\*\*|\*|E|e)\s*([+-]?\d+)")
+_TEN_POW_LEAD = re.compile(r"^[x×]\s*10\s*(?:\^|\*\*|\*)\s*([+-]?\d+)")
+_DEG = re.compile(r"[°º]\s*([CF])\b")
+_ANNOT = re.compile(r"\{[^}]*\}")
+_SUPER = str.maketrans({"²": "**2", "³": "**3", "µ": "u", "μ": "u", "·": "*", "⁻": "-", "¹": "1"})
+
+
+@dataclass(frozen=True, slots=True)
+class UnitSpec:
+    """A parsed unit.
+
+    Attributes:
+        text: the string as given.
+        factor: numeric factor of the unit (1000 for ``K/uL`` = 1e3/uL).
+        unit: the pint unit (of the shared registry).
+        via: how it was resolved: ``synonym``, ``pint`` or ``ucum``.
+    """
+
+    text: str
+    factor: float
+    unit: pint.Unit
+    via: str
+
+    @property
+    def dimensionality(self) -> str:
+        """The unit's dimensionality as a string (e.g. ``[substance] / [length] ** 3``)."""
+        with pint_lock():
+            return str(self.unit.dimensionality)
+
+
+@lru_cache(maxsize=1)
+def _spellings() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    table = load_toml("synonyms.toml").get("units", {})
+    refused = {k: v.get("reason", "") for k, v in load_toml("unparsed_units.toml").get("unit", {}).items()}
+    return dict(table), {k.casefold(): v for k, v in table.items()}, refused
+
+
+def _normalise(text: str) -> str:
+    s = text.strip().translate(_SUPER)
+    s = _ANNOT.sub("", s)
+    s = _DEG.sub(r"deg\1", s)
+    s = _TEN_POW_LEAD.sub(r"1e\1 *", s)
+    s = _TEN_POW.sub(r"1e\1 *", s)
+    s = s.replace("^", "**").strip()
+    s = re.sub(r"\*\s*$", "", s).strip()
+    if s.startswith("/"):
+        s = "1 " + s
+    s = re.sub(r"\*\s*/", "/", s)
+    return s
+
+
+def _to_spec(text: str, q, via: str) -> UnitSpec:
+    reg = get_registry()
+    if isinstance(q, (int, float)):
+        q = reg.Quantity(q)
+    elif isinstance(q, pint.Unit):
+        q = reg.Quantity(1, q)
+    factor = float(q.magnitude)
+    if factor <= 0:
+        raise UnitError(text, "unit factor must be positive")
+    return UnitSpec(text, factor, q.units, via)
+
+
+@lru_cache(maxsize=4096)
+def _parse_cached(text: str) -> UnitSpec | str:
+    exact, folded, refused = _spellings()
+    if text in refused or text.strip() in refused:
+        return f"not parsed on purpose (rules/unparsed_units.toml): {refused.get(text) or refused[text.strip()]}"
+    stripped = text.strip()
+    if not stripped:
+        return "empty unit string"
+    reg = get_registry()
+    errors = []
+    with pint_lock():
+        expr = exact.get(stripped) or folded.get(stripped.casefold())
+        if expr is not None:
+            try:
+                return _to_spec(text, reg.parse_expression(expr), "synonym")
+            except Exception as exc:  # rules entry is broken: report, do not guess
+                return f"synonym {expr!r} does not parse: {exc}"
+        attempts = [("ucum", stripped), ("pint", _normalise(stripped))]
+        if not _UCUM_LIKE.search(stripped):
+            attempts.reverse()
+        for via, s in attempts:
+            try:
+                q = ucum_to_pint(s) if via == "ucum" else reg.parse_expression(s)
+                return _to_spec(text, q, via)
+            except Exception as exc:  # pint/lark raise many types; collect and report
+                errors.append(f"{via}: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]}")
+    return "; ".join(errors) or "not a unit"
+
+
+def parse_unit(text: str) -> UnitSpec:
+    """Parse a unit string (cached).
+
+    Args:
+        text: e.g. ``"mEq/L"``, ``"K/uL"``, ``"mm[Hg]"``, ``"mL/min/1.73 m2"``.
+
+    Returns:
+        The :class:`UnitSpec`.
+
+    Raises:
+        UnitError: the string is not a unit the registry can express.
+    """
+    out = _parse_cached(text)
+    if isinstance(out, str):
+        raise UnitError(text, out)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Conversion:
+    """An affine conversion ``y = scale * x + offset`` (or why there is none).
+
+    Attributes:
+        scale / offset: the map, when ``error`` is ``None``.
+        bridge: what analyte constants were used (``""`` if none), e.g.
+            ``"molar_mass 180.156 g/mol"``.
+        error: why the units cannot be converted, else ``None``.
+        incompatible: True when the failure is a dimension mismatch (as
+            opposed to an unparseable unit).
+    """
+
+    scale: float = 1.0
+    offset: float = 0.0
+    bridge: str = ""
+    error: str | None = None
+    incompatible: bool = False
+
+    def __call__(self, x: float) -> float:
+        return self.scale * x + self.offset
+
+
+def _bridges(analyte: str | None) -> list[tuple[object, str]]:
+    """Every product of the analyte's constants with exponent -1, 0 or +1.
+
+    The first entry is ``(None, "")`` (no bridge). At most one entry can fit a
+    given pair of dimensions because the constants' dimensions are independent.
+    """
+    if not analyte:
+        return [(None, "")]
+    reg = get_registry()
+    a = get_analyte(analyte)
+    consts = []
+    if a.molar_mass:
+        consts.append((reg.Quantity(a.molar_mass, "g/mol"), f"molar_mass {a.molar_mass} g/mol"))
+    if a.valence:
+        consts.append((reg.Quantity(a.valence, "eq/mol"), f"valence {a.valence}"))
+    if a.iu_per_u:
+        consts.append((reg.Quantity(a.iu_per_u, "IU/enzyme_unit"), f"iu_per_u {a.iu_per_u}"))
+    out: list[tuple[object, str]] = []
+    for powers in itertools.product((0, 1, -1), repeat=len(consts)):
+        if not any(powers):
+            out.insert(0, (None, ""))
+            continue
+        q, labels = reg.Quantity(1), []
+        for (c, label), p in zip(consts, powers):
+            if p:
+                q = q * c if p > 0 else q / c
+                labels.append(label)
+        out.append((q, f"{analyte}: " + ", ".join(labels)))
+    return out
+
+
+@lru_cache(maxsize=8192)
+def linear_converter(src: str, dst: str, analyte: str | None = None) -> Conversion:
+    """The cached affine map from unit ``src`` to unit ``dst``.
+
+    Args:
+        src / dst: unit strings (any spelling :func:`parse_unit` accepts).
+        analyte: key or alias in ``rules/analytes.toml``; enables mass<->molar
+            (molar mass), mEq<->mmol (valence) and IU<->U (enzymes).
+
+    Returns:
+        A :class:`Conversion`; never raises for bad units (``error`` says why),
+        so that failures are cached too.
+    """
+    try:
+        s, d = parse_unit(src), parse_unit(dst)
+    except UnitError as exc:
+        return Conversion(error=str(exc))
+    try:
+        bridges = _bridges(analyte)
+    except UnitError as exc:
+        return Conversion(error=str(exc))
+    reg = get_registry()
+    with pint_lock():
+        target = d.unit.dimensionality
+        for bridge, label in bridges:
+            base = reg.Quantity(1, s.unit) if bridge is None else reg.Quantity(1, s.unit) * bridge
+            if base.dimensionality != target:
+                continue
+            try:
+                def conv(x: float) -> float:
+                    q = reg.Quantity(x * s.factor, s.unit)
+                    if bridge is not None:
+                        q = q * bridge
+                    return float(q.to(d.unit).magnitude) / d.factor
+
+                y0, y1 = conv(0.0), conv(1.0)
+            except Exception as exc:  # offset units with a factor, etc.
+                return Conversion(error=f"cannot convert {src!r} to {dst!r}: {exc}")
+            return Conversion(scale=y1 - y0, offset=y0, bridge=label)
+        why = f"{src!r} [{s.unit.dimensionality}] cannot convert to {dst!r} [{target}]"
+        if analyte is None:
+            why += " (no analyte given for a mass/molar/equivalent bridge)"
+    return Conversion(error=why, incompatible=True)
+
+
+def convert(value: float, src: str, dst: str, analyte: str | None = None) -> float:
+    """Convert ``value`` from unit ``src`` to unit ``dst``.
+
+    Raises:
+        UnitError: a unit does not parse, or the dimensions cannot be bridged.
+    """
+    c = linear_converter(src, dst, analyte)
+    if c.error:
+        raise UnitError(src, c.error)
+    return c(value)
+
+
+def same_unit(a: str, b: str) -> bool:
+    """True when two unit strings denote the identical unit (identity conversion)."""
+    if a.strip() == b.strip():
+        return True
+    c = linear_converter(a, b, None)
+    return c.error is None and abs(c.scale - 1.0) < 1e-12 and abs(c.offset) < 1e-9
