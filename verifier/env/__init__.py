@@ -1,0 +1,19 @@
+"""The agent environment (DESIGN.md section 6).
+
+``EHREnv`` (Gymnasium-style ``reset``/``step``), its ``Action``s, the
+confined Python worker (``PythonSandbox``), the environment checker, and the
+resumable trajectory log used by ``rollout``.
+"""
+
+from __future__ import annotations
+
+from .actions import Action, parse_action
+from .checker import Env, EnvCheckError, check_env, hidden_leaks
+from .ehr_env import TOOLS, EHREnv, EnvConfig
+from .instructions import EVIDENCE_CHECK_INSTRUCTION, SHARED_INSTRUCTIONS
+from .sandbox import PythonLimits, PythonResult, PythonSandbox
+
+__all__ = [
+    "Action", "EHREnv", "EVIDENCE_CHECK_INSTRUCTION", "Env", "EnvCheckError", "EnvConfig", "PythonLimits",
+    "PythonResult", "PythonSandbox", "SHARED_INSTRUCTIONS", "TOOLS", "check_env", "hidden_leaks", "parse_action",
+]

@@ -1,0 +1,292 @@
+"""``EHREnv``: the Gymnasium-style episode loop over one task (DESIGN.md section 6).
+
+``reset(task)`` shows the shared instructions, the schema description and the
+question (nothing else of the task); ``step(action)`` runs SQL (checked by
+``verifier.sqlsafe`` on a read-only connection opened for the episode), runs
+Python (``PythonSandbox``, one worker per episode), or submits the final
+response, which is scored with ``verifier.verify.verify``. Every tool call is
+recorded as a contract ``Step`` with the text the agent saw, and for SQL the
+fetched columns and rows; the episode's ``Trajectory`` is ``env.trajectory``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..config import VerifyConfig
+from ..errors import InputError, VerifierError
+from ..render import render_result
+from ..task import Task
+from ..trajectory import Step, Trajectory
+from ..verdict import Verdict
+from .actions import Action, parse_action
+from .instructions import SHARED_INSTRUCTIONS, reset_observation
+from .sandbox import PythonLimits, PythonSandbox, WorkerDied
+
+#: ``scorer(trajectory, task, config) -> Verdict``; default ``verifier.verify.verify``.
+Scorer = Callable[[Trajectory, Task, VerifyConfig], Verdict]
+
+#: Tool descriptions (OpenAI function-calling shape) matching the actions.
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "run_sql",
+            "description": "Run one read-only SQL query (DuckDB dialect) on the hospital database and see the result.",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string", "description": "One SQL statement."}},
+                "required": ["query"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "run_python",
+            "description": "Run Python code; variables persist between calls; db.sql('SELECT ...') queries the database. Print what you want to see.",
+            "parameters": {
+                "type": "object",
+                "properties": {"code": {"type": "string", "description": "Python source."}},
+                "required": ["code"],
+            },
+        },
+    },
+]
+
+
+class EnvConfig(BaseModel):
+    """Settings of ``EHREnv``.
+
+    Attributes:
+        max_steps: tool calls allowed per episode; reaching it without a
+            submission truncates the episode (scored with an empty response).
+        python: Python worker limits.
+        verify: verification settings; its ``query_time_limit_s``, ``row_cap``
+            and ``display`` are also the environment's, so the verifier
+            re-renders what the agent saw; ``db_path`` is set by the env.
+        instructions: the shared instructions shown at reset.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    max_steps: int = Field(default=20, ge=1)
+    python: PythonLimits = Field(default_factory=PythonLimits)
+    verify: VerifyConfig = Field(default_factory=VerifyConfig)
+    instructions: str = SHARED_INSTRUCTIONS
+
+
+def _default_scorer(trajectory: Trajectory, task: Task, config: VerifyConfig) -> Verdict:
+    from ..verify import verify
+
+    return verify(trajectory, task, config)
+
+
+class EHREnv:
+    """One agent episode at a time over a DuckDB database.
+
+    Args:
+        db_path: the DuckDB file (opened read-only per episode).
+        config: ``EnvConfig``.
+        scorer: replaces ``verifier.verify.verify`` (tests, other verifiers).
+
+    Gymnasium-style API: ``reset(task) -> (observation, info)``;
+    ``step(action) -> (observation, reward, terminated, truncated, info)``;
+    ``close()``. Observations are text. ``info`` never holds task labels
+    except ``info["verdict"]`` at the end of an episode.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, db_path: str, config: EnvConfig | None = None, scorer: Scorer | None = None) -> None:
+        from ..sqlsafe import open_readonly
+
+        self.db_path = str(db_path)
+        self.config = config or EnvConfig()
+        self.verify_config = self.config.verify.model_copy(update={"db_path": self.db_path})
+        self.scorer = scorer or _default_scorer
+        self._open_readonly = open_readonly
+        self._schema: str | None = None
+        self._con = None
+        self._sandbox: PythonSandbox | None = None
+        self.task: Task | None = None
+        self.steps: list[Step] = []
+        self.trajectory_id = ""
+        self.final_response = ""
+        self.done = True
+        self._metadata: dict[str, Any] = {}
+        self._invalid = 0  # invalid actions count against max_steps
+
+    # ------------------------------------------------------------ helpers
+    def schema(self) -> str:
+        """The schema description shown at reset (cached per env)."""
+        if self._schema is None:
+            from ..schema_doc import schema_text
+
+            con = self._open_readonly(self.db_path)
+            try:
+                self._schema = schema_text(con)
+            finally:
+                con.close()
+        return self._schema
+
+    def _run_sql(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        from ..sqlsafe import run_query
+
+        if self._con is None:
+            self._con = self._open_readonly(self.db_path)
+        res = run_query(
+            self._con, sql, time_limit_s=self.verify_config.query_time_limit_s, row_cap=self.verify_config.row_cap
+        )
+        return res.columns, res.rows, res.truncated
+
+    def _end_episode_resources(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    @property
+    def trajectory(self) -> Trajectory:
+        """The episode so far (or finished) as a contract Trajectory."""
+        if self.task is None:
+            raise InputError("env", None, "no episode: call reset(task) first")
+        return Trajectory(
+            trajectory_id=self.trajectory_id,
+            task_id=self.task.task_id,
+            steps=list(self.steps),
+            final_response=self.final_response,
+            dialect="duckdb",
+            metadata=dict(self._metadata),
+        )
+
+    # ------------------------------------------------------------ API
+    def reset(
+        self,
+        task: Task | None = None,
+        *,
+        seed: int | None = None,
+        options: dict[str, Any] | None = None,
+        trajectory_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> tuple[str, dict[str, Any]]:
+        """Start an episode on ``task``.
+
+        Args:
+            task: the task (or ``options["task"]``).
+            seed: accepted for Gymnasium compatibility (the env is deterministic).
+            options: ``{"task": Task}`` alternative.
+            trajectory_id: id of the episode's trajectory (default ``"<task_id>#0"``).
+            metadata: copied into ``Trajectory.metadata`` (agent name, sample index).
+
+        Returns:
+            ``(observation, info)``: the observation is the shared instructions,
+            the schema description and the question; ``info`` holds
+            ``max_steps`` and the tool descriptions.
+
+        Raises:
+            InputError: no task given.
+        """
+        task = task if task is not None else (options or {}).get("task")
+        if not isinstance(task, Task):
+            raise InputError("task", task, "reset needs a Task")
+        self._end_episode_resources()
+        self.task = task
+        self.steps = []
+        self.final_response = ""
+        self.trajectory_id = trajectory_id or f"{task.task_id}#0"
+        self._metadata = dict(metadata or {})
+        self._invalid = 0
+        self.done = False
+        self._con = self._open_readonly(self.db_path)
+        obs = reset_observation(task.question, self.schema(), instructions=self.config.instructions)
+        return obs, {"max_steps": self.config.max_steps, "tools": TOOLS}
+
+    def step(self, action: Action | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Apply one action.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``. Tool calls
+            return their output (or ``Error: ...``) with reward 0; a submission
+            terminates with reward = the verdict's score and
+            ``info["verdict"]``; the ``max_steps``-th tool call without a
+            submission truncates (scored as an empty response, verdict in info).
+            An invalid action is an error observation (it uses a step).
+
+        Raises:
+            InputError: the episode is over or was never started.
+        """
+        if self.task is None or self.done:
+            raise InputError("action", action, "the episode is over; call reset(task)")
+        try:
+            act = parse_action(action)
+        except InputError as exc:
+            self._invalid += 1
+            obs = f"Error: invalid action: {exc}"
+            return self._after_tool(obs, {"invalid_action": True})
+        if act.kind == "submit":
+            self.final_response = act.content
+            return self._finish("", truncated=False)
+        index = len(self.steps) + 1
+        if act.kind == "sql":
+            step, shown = self._sql_step(index, act.content)
+        else:
+            step, shown = self._python_step(index, act.content)
+        self.steps.append(step)
+        return self._after_tool(f"[step {index}]\n{shown}", {"step": index})
+
+    def _after_tool(self, obs: str, info: dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        used = len(self.steps) + self._invalid
+        if used >= self.config.max_steps:
+            return self._finish(obs + f"\n\nThe limit of {self.config.max_steps} tool calls is reached; the episode ends.", truncated=True, info=info)
+        return obs, 0.0, False, False, info
+
+    def _sql_step(self, index: int, code: str) -> tuple[Step, str]:
+        try:
+            columns, rows, truncated = self._run_sql(code)
+        except VerifierError as exc:
+            err = f"Error: {exc}"
+            return Step(index=index, kind="sql", code=code, error=err), err
+        text = render_result(columns, rows, self.verify_config.display)
+        shown = text
+        if truncated:
+            shown += f"\n[only the first {self.verify_config.row_cap} rows were fetched]"
+        step = Step(index=index, kind="sql", code=code, output=text, columns=list(columns), rows=[list(r) for r in rows])
+        return step, shown
+
+    def _python_step(self, index: int, code: str) -> tuple[Step, str]:
+        if self._sandbox is None:
+            self._sandbox = PythonSandbox(self._run_sql, self.config.python)
+        try:
+            res = self._sandbox.run(code)
+        except WorkerDied as exc:
+            err = f"Error: Python is unavailable: {exc}"
+            return Step(index=index, kind="python", code=code, error=err), err
+        error = f"Error: {res.error}" if res.error else None
+        shown = "\n".join(p for p in (res.output.rstrip("\n"), error) if p) or "(no output)"
+        step = Step(index=index, kind="python", code=code, output=res.output, error=error, sql=res.sql)
+        return step, shown
+
+    def _finish(self, obs: str, *, truncated: bool, info: dict[str, Any] | None = None) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self.done = True
+        self._end_episode_resources()
+        assert self.task is not None
+        traj = self.trajectory
+        verdict = self.scorer(traj, self.task, self.verify_config)
+        out = dict(info or {})
+        out.update({"verdict": verdict, "trajectory": traj})
+        return obs, float(verdict.score), not truncated, truncated, out
+
+    def close(self) -> None:
+        """Release the episode's connection and Python worker."""
+        self._end_episode_resources()
+        self.done = True
+
+    def __enter__(self) -> "EHREnv":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

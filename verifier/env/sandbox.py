@@ -1,0 +1,372 @@
+"""Python execution for agents: one confined worker process per episode.
+
+The worker (``_worker.py``, standard library only) keeps the agent's variables
+between steps of an episode and is discarded at the end of it. It never opens
+the database: agent code calls ``db.sql(...)``, the worker forwards the query
+over a pipe, and this side checks it with ``verifier.sqlsafe`` (through the
+``run_sql`` callback), runs it on the episode's read-only connection and
+records it, so the SQL a Python step ran is known exactly.
+
+Limits (``PythonLimits``): CPU time per step (RLIMIT_CPU soft limit, SIGXCPU
+-> error) and per episode (hard limit, the kernel kills the worker), wall time
+per step (enforced here: the worker is killed and restarted), memory
+(RLIMIT_AS -> MemoryError), output size (captured text is cut), file size
+(RLIMIT_FSIZE). No network: the worker runs in a fresh network namespace when
+``unshare`` can create one (root, Linux), and inside it sockets are refused by
+an audit hook and a blocking ``socket.socket``. Writes are confined to the
+episode's temporary folder (the worker's working directory) by the audit hook.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import json
+import math
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+WORKER = Path(__file__).with_name("_worker.py")
+
+#: Sent to the agent when the worker had to be replaced.
+STATE_LOST = (
+    "The Python worker was stopped and restarted: variables, imports and definitions from earlier "
+    "Python steps were lost (files in the working folder are kept)."
+)
+
+
+class PythonLimits(BaseModel):
+    """Resource limits of the Python worker.
+
+    Attributes:
+        cpu_s: CPU seconds per step (soft RLIMIT_CPU; exceeding it is an error
+            observation, the worker survives).
+        cpu_total_s: CPU seconds per episode (hard RLIMIT_CPU; the kernel
+            kills the worker, which is restarted with ``STATE_LOST``).
+        wall_s: wall-clock seconds per step, including its queries; on expiry
+            the worker is killed and restarted.
+        memory_mb: address-space limit (RLIMIT_AS) in MiB.
+        max_output_chars: characters of printed output returned per step.
+        file_size_mb: largest file the code may write (RLIMIT_FSIZE), MiB.
+        startup_s: seconds allowed for the worker to start.
+        network_namespace: run the worker in a new network namespace with
+            ``unshare --net`` when that works here (falls back silently to the
+            in-process blocks otherwise; ``PythonSandbox.hardening`` says which).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    cpu_s: float = Field(default=10.0, gt=0)
+    cpu_total_s: int = Field(default=120, ge=1)
+    wall_s: float = Field(default=30.0, gt=0)
+    memory_mb: int = Field(default=1024, ge=64)
+    max_output_chars: int = Field(default=8000, ge=100)
+    file_size_mb: int = Field(default=64, ge=1)
+    startup_s: float = Field(default=20.0, gt=0)
+    network_namespace: bool = True
+
+
+@dataclass
+class PythonResult:
+    """What one Python step produced.
+
+    Attributes:
+        output: captured stdout/stderr (and the repr of a final expression),
+            cut at ``max_output_chars``.
+        error: error text (traceback, limit exceeded, worker died), or None.
+        sql: the SQL statements the code ran successfully through ``db``, in order.
+        restarted: the worker died during or before this step and was replaced.
+    """
+
+    output: str = ""
+    error: str | None = None
+    sql: list[str] = field(default_factory=list)
+    restarted: bool = False
+
+
+#: ``run_sql(sql) -> (columns, rows, truncated)``; raises VerifierError subclasses on failure.
+RunSql = Callable[[str], "tuple[Sequence[str], Sequence[Sequence[Any]], bool]"]
+
+
+def _encode(value: Any) -> Any:
+    """JSON-safe tagged encoding of a DuckDB value (decoded by the worker)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"$t": "float", "v": repr(value)}
+    if isinstance(value, dt.datetime):
+        return {"$t": "datetime", "v": value.isoformat()}
+    if isinstance(value, dt.date):
+        return {"$t": "date", "v": value.isoformat()}
+    if isinstance(value, dt.time):
+        return {"$t": "time", "v": value.isoformat()}
+    if isinstance(value, dt.timedelta):
+        return {"$t": "timedelta", "v": value.total_seconds()}
+    if isinstance(value, decimal.Decimal):
+        return {"$t": "decimal", "v": str(value)}
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"$t": "bytes", "v": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _encode(v) for k, v in value.items()}
+    return str(value)
+
+
+@lru_cache(maxsize=1)
+def network_namespace_available() -> bool:
+    """True when ``unshare --net`` can start a process here (root on Linux)."""
+    exe = shutil.which("unshare")
+    if not exe or not sys.platform.startswith("linux"):
+        return False
+    try:
+        done = subprocess.run([exe, "--net", "--", sys.executable, "-c", "pass"], capture_output=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+class WorkerDied(Exception):
+    """The worker process ended or broke the protocol."""
+
+
+class PythonSandbox:
+    """A confined, stateful Python worker for one episode.
+
+    Args:
+        run_sql: callback that checks and runs one query (see ``RunSql``);
+            its ``VerifierError`` messages are passed back to the code as
+            ``DatabaseError``.
+        limits: resource limits.
+        folder: working folder (created if None, removed by ``close``).
+
+    The worker starts lazily on the first ``run``. Use as a context manager
+    or call ``close()``.
+    """
+
+    def __init__(self, run_sql: RunSql, limits: PythonLimits | None = None, folder: str | Path | None = None) -> None:
+        self.run_sql = run_sql
+        self.limits = limits or PythonLimits()
+        self._own_folder = folder is None
+        self.folder = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ehr-env-py-"))
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._to_worker: int | None = None
+        self._from_worker: int | None = None
+        self._buf = b""
+        self._log = Path(tempfile.mkstemp(prefix="ehr-env-worker-", suffix=".log")[1])
+        self.hardening: dict[str, Any] = {}
+        self._lost = False  # worker died between steps
+        self._step = 0
+
+    # ------------------------------------------------------------ process
+    def _spawn(self) -> None:
+        p2c_r, p2c_w = os.pipe()
+        c2p_r, c2p_w = os.pipe()
+        cmd = [
+            sys.executable, "-I", str(WORKER),
+            "--rfd", str(p2c_r), "--wfd", str(c2p_w), "--folder", str(self.folder),
+            "--mem-mb", str(self.limits.memory_mb), "--cpu-total-s", str(self.limits.cpu_total_s),
+            "--fsize-mb", str(self.limits.file_size_mb),
+        ]
+        netns = self.limits.network_namespace and network_namespace_available()
+        if netns:
+            cmd = [shutil.which("unshare") or "unshare", "--net", "--", *cmd]
+        env = {
+            "PATH": "/usr/bin:/bin", "HOME": str(self.folder), "TMPDIR": str(self.folder),
+            "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        with open(self._log, "ab") as log:
+            self._proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                pass_fds=(p2c_r, c2p_w), cwd=str(self.folder), env=env, start_new_session=True,
+            )
+        os.close(p2c_r)
+        os.close(c2p_w)
+        self._to_worker, self._from_worker = p2c_w, c2p_r
+        self._buf = b""
+        ready = self._read(time.monotonic() + self.limits.startup_s)
+        if ready is None or ready.get("op") != "ready":
+            tail = self._log.read_text(errors="replace")[-2000:] if self._log.exists() else ""
+            self._kill()
+            raise WorkerDied(f"the Python worker failed to start: {tail.strip() or 'no output'}")
+        self.hardening = {**ready.get("hardening", {}), "network_namespace": netns}
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+        if proc is not None:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover - a SIGKILLed process always ends
+                pass
+        for fd in (self._to_worker, self._from_worker):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._to_worker = self._from_worker = None
+        self._buf = b""
+
+    @property
+    def alive(self) -> bool:
+        """Whether a worker process is currently running."""
+        return self._proc is not None and self._proc.poll() is None
+
+    # ------------------------------------------------------------ protocol
+    def _send(self, msg: dict[str, Any]) -> None:
+        data = (json.dumps(msg, allow_nan=False) + "\n").encode("utf-8")
+        try:
+            while data:
+                n = os.write(self._to_worker, data)  # type: ignore[arg-type]
+                data = data[n:]
+        except (OSError, TypeError) as exc:
+            raise WorkerDied(f"cannot write to the worker: {exc}") from exc
+
+    def _read(self, deadline: float) -> dict[str, Any] | None:
+        """Next message, or None when the deadline passes. Raises WorkerDied on EOF or garbage."""
+        cap = 4 * self.limits.max_output_chars + (1 << 20)
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self._from_worker], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._from_worker, 65536)  # type: ignore[arg-type]
+            if not chunk:
+                raise WorkerDied("the worker process ended")
+            self._buf += chunk
+            if len(self._buf) > cap:
+                raise WorkerDied("the worker sent an oversized message")
+        line, self._buf = self._buf.split(b"\n", 1)
+        try:
+            msg = json.loads(line)
+        except ValueError as exc:
+            raise WorkerDied(f"the worker broke the protocol: {exc}") from exc
+        if not isinstance(msg, dict):
+            raise WorkerDied("the worker broke the protocol: not an object")
+        return msg
+
+    def _answer_query(self, sql: Any, executed: list[str]) -> None:
+        from ..errors import VerifierError
+
+        if not isinstance(sql, str):
+            self._send({"op": "query_result", "ok": False, "error": "the query must be a string"})
+            return
+        try:
+            columns, rows, truncated = self.run_sql(sql)
+        except VerifierError as exc:
+            self._send({"op": "query_result", "ok": False, "error": str(exc)})
+            return
+        executed.append(sql)
+        self._send({
+            "op": "query_result", "ok": True, "columns": list(columns),
+            "rows": [_encode(list(r)) for r in rows], "truncated": bool(truncated),
+        })
+
+    # ------------------------------------------------------------ public
+    def run(self, code: str) -> PythonResult:
+        """Run ``code`` in the episode's worker and return what it produced.
+
+        Never raises for anything the code does: errors, limit breaches and
+        worker deaths come back in ``PythonResult.error``; a dead worker is
+        replaced (``restarted=True``, and the error says state was lost).
+
+        Raises:
+            WorkerDied: only when a fresh worker cannot even start.
+        """
+        self._step += 1
+        restarted = False
+        notes: list[str] = []
+        if self._proc is not None and not self.alive:
+            self._kill()
+            self._lost = True
+        if self._proc is None:
+            if self._lost:
+                restarted = True
+                notes.append(STATE_LOST)
+                self._lost = False
+            self._spawn()
+        executed: list[str] = []
+        deadline = time.monotonic() + self.limits.wall_s
+        try:
+            self._send({
+                "op": "exec", "code": code, "step": self._step,
+                "cpu_s": self.limits.cpu_s, "max_output": self.limits.max_output_chars,
+            })
+            while True:
+                msg = self._read(deadline)
+                if msg is None:
+                    self._kill()
+                    self._lost = False
+                    return PythonResult(
+                        error=f"TimeoutError: the step exceeded its wall-time limit of {self.limits.wall_s:g} s. "
+                        + STATE_LOST,
+                        sql=executed, restarted=True,
+                    )
+                op = msg.get("op")
+                if op == "query":
+                    self._answer_query(msg.get("sql"), executed)
+                elif op == "done":
+                    out = str(msg.get("output") or "")
+                    if msg.get("output_truncated"):
+                        out += f"\n[output truncated at {self.limits.max_output_chars} characters]"
+                    error = msg.get("error")
+                    if notes:
+                        error = "\n".join(notes + ([str(error)] if error else []))
+                    return PythonResult(output=out, error=str(error) if error else None, sql=executed, restarted=restarted)
+        except WorkerDied as exc:
+            code_ = self._proc.poll() if self._proc is not None else None
+            self._kill()
+            why = str(exc)
+            if code_ is not None and code_ < 0:
+                sig = -code_
+                name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+                why = f"the worker was killed by {name}"
+                if sig in (signal.SIGKILL, signal.SIGXCPU):
+                    why += " (episode CPU-time or memory limit reached)"
+            return PythonResult(error=f"WorkerError: {why}. {STATE_LOST}", sql=executed, restarted=True)
+
+    def close(self) -> None:
+        """Stop the worker and remove the temporary folder (if this sandbox made it)."""
+        self._kill()
+        if self._own_folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        try:
+            self._log.unlink()
+        except OSError:
+            pass
+
+    def __enter__(self) -> "PythonSandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        try:
+            self._kill()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+__all__ = ["PythonLimits", "PythonResult", "PythonSandbox", "STATE_LOST", "WorkerDied", "network_namespace_available"]
