@@ -207,7 +207,7 @@ def _build(
             else:
                 msg = f"{src}.csv(.gz) absent from {mimic_dir}: table {spec.name} created empty with its full schema"
                 notes.append(msg)
-                suffix[spec.name] = " ABSENT from the source of this database: the table is empty."
+                suffix[spec.name] = ". ABSENT from the source of this database: the table is empty."
                 reports.append(TableReport(spec.name, src, "absent", 0, None, None, ncols[spec.name], (msg,)))
             if bar is not None:
                 bar.advance(task)
@@ -225,7 +225,7 @@ def _build(
             )
             notes.extend(f"{CHART_EVENTS}: {n}" for n in tnotes)
             suffix[CHART_EVENTS] = (
-                " Built from a MEDS export, not the original CSV: "
+                ". Built from a MEDS export, not the original CSV: "
                 + ", ".join(MEDS_LACKS) + " are NULL (absent from that source); admissionid and icuadmissionid "
                 "are taken from the ICU stay whose in_time..out_time window holds chart_time."
             )

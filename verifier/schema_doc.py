@@ -35,7 +35,7 @@ def describe_tables(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """
     rows = con.execute(
         "SELECT table_name, coalesce(comment, '') FROM duckdb_tables() "
-        "WHERE schema_name = 'main' AND NOT internal AND NOT temporary ORDER BY table_name"
+        "WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal ORDER BY table_name"
     ).fetchall()
     return [(str(t), str(d)) for t, d in rows]
 
@@ -52,7 +52,7 @@ def describe_schema(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str,
     """
     rows = con.execute(
         "SELECT table_name, column_name, data_type, coalesce(comment, '') FROM duckdb_columns() "
-        "WHERE schema_name = 'main' AND NOT internal AND NOT temporary ORDER BY table_name, column_index"
+        "WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal ORDER BY table_name, column_index"
     ).fetchall()
     return [(str(t), str(c), str(ty), str(d)) for t, c, ty, d in rows]
 
