@@ -1,0 +1,277 @@
+"""Instantiating and verifying Clean-Noise pairs of one construction program.
+
+For every candidate row (see ``spec.py``) the engine:
+
+1. renders the clean and twin contexts, questions, params and reference SQL;
+2. checks the twin differs from its clean in exactly the program's ``vary``
+   condition (from the params);
+3. runs the clean reference SQL on the base: it must execute and give a typed,
+   non-gap answer; population programs must count >= 5 eligible units;
+4. runs the twin reference SQL on the base: it must be a gap (abstention);
+5. builds the witness rows (SQL on the base), and runs the twin reference on
+   base + witness: it must now be answerable; with several witness rows, removing
+   any one must make it a gap again (the fewest rows).
+
+A candidate failing a check is counted under the check's reason and dropped.
+Source: issue 5 point 3, DESIGN.md section 4 point 4.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import random
+from collections import Counter
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any, Callable
+
+import duckdb
+
+from ..answers import QuantityAnswer
+from ..task import AnswerPolicy, Reference, Task, UnmetRequirement, WitnessTable
+from .overlay import Overlay
+from .spec import ProgramSpec
+from .sqltext import render
+from .typed import to_answer
+
+#: Minimum eligible units for a population aggregate (DESIGN.md section 4 point 5).
+MIN_UNITS = 5
+TWIN = "twin_"
+
+
+@dataclass
+class Pair:
+    """A verified Clean task and its Noise twin (split/track set later)."""
+
+    spec: ProgramSpec
+    clean: Task
+    noise: Task
+    patients: frozenset[int]
+
+
+def jsonable(v: Any) -> Any:
+    """A JSON scalar for ``v``: datetimes/dates as ISO-8601 text, Decimals as floats."""
+    if isinstance(v, dt.datetime):
+        return v.isoformat()
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if isinstance(v, Decimal):
+        return float(v)
+    return v
+
+
+@lru_cache(maxsize=1)
+def _analyte_index() -> dict[str, str]:
+    from ..errors import RulesError
+    from ..rules import load_toml
+
+    try:
+        data = load_toml("analytes.toml")
+    except RulesError:
+        return {}
+    index: dict[str, str] = {}
+    for key, entry in data.items():
+        if isinstance(entry, dict):
+            index[key.lower()] = key
+            index[key.replace("_", " ").lower()] = key
+            for alias in entry.get("aliases", []):
+                index[str(alias).lower()] = key
+    return index
+
+
+def analyte_key(label: str | None) -> str | None:
+    """The ``rules/analytes.toml`` key for an item label (by key or alias), else None."""
+    if not label:
+        return None
+    return _analyte_index().get(label.strip().lower())
+
+
+def _policy(spec: ProgramSpec, ctx: dict[str, Any], answer: Any) -> AnswerPolicy:
+    """The AnswerPolicy of a task: the program's ``policy`` templates filled from
+    ``ctx``; for quantities ``db_unit`` defaults to the unit the database stores
+    (the reference answer's unit, read from the value's own row), ``decimals``
+    to the answer's."""
+    fields: dict[str, Any] = {}
+    if isinstance(answer, QuantityAnswer):
+        fields["db_unit"] = answer.unit
+    if getattr(answer, "decimals", None) is not None:
+        fields["decimals"] = answer.decimals
+    for k, v in spec.policy.items():
+        if isinstance(v, str):
+            v = render(v, ctx, sql=False, where=spec.source) if "{" in v else v
+            if k == "analyte":
+                v = analyte_key(v)
+            if v in ("", "unknown", "None"):
+                v = None
+        fields[k] = v
+    return AnswerPolicy(**fields)
+
+
+def _split_contexts(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    clean = {k: v for k, v in row.items() if not k.startswith(TWIN)}
+    twin = dict(clean)
+    twin.update({k[len(TWIN):]: v for k, v in row.items() if k.startswith(TWIN)})
+    twin.update({"clean_" + k: v for k, v in clean.items()})
+    return clean, twin
+
+
+class Rejected(Exception):
+    """A candidate failed a check; ``reason`` names it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ProgramRunner:
+    """Builds verified pairs for one program on one overlay connection.
+
+    Args:
+        spec: the program.
+        ov: the base/overlay connection.
+        rng: seeded random source (candidate order, phrasings).
+        accept_patients: predicate on the pair's patient ids (split rules);
+            returns a rejection reason or None.
+    """
+
+    def __init__(self, spec: ProgramSpec, ov: Overlay, rng: random.Random, accept_patients: Callable[[frozenset[int]], str | None]) -> None:
+        self.spec, self.ov, self.rng, self.accept_patients = spec, ov, rng, accept_patients
+        self.rejections: Counter[str] = Counter()
+        self.attempts = 0
+
+    def _query(self, sql: str, reason: str) -> tuple[list[str], list[tuple]]:
+        try:
+            return self.ov.query(sql)
+        except duckdb.Error:
+            raise Rejected(reason) from None
+
+    def _units(self, ctx: dict[str, Any]) -> int:
+        _, rows = self._query(render(self.spec.units or "", ctx, sql=True, where=self.spec.source), "units_sql_failed")
+        return int(rows[0][0] or 0) if rows else 0
+
+    def run(self, quota: int) -> list[Pair]:
+        """Verified pairs, at most ``quota``, trying at most ``5 * quota`` candidates.
+
+        Returns an empty list (counted as ``candidates_sql_failed``) when the
+        program's candidate SQL fails on this database (e.g. a missing table).
+        """
+        try:
+            cols, rows = self.ov.query(self.spec.candidates)
+        except duckdb.Error:
+            self.rejections["candidates_sql_failed"] += 1
+            return []
+        cands = [dict(zip(cols, r)) for r in rows]
+        self.rng.shuffle(cands)
+        pairs: list[Pair] = []
+        seen: set[str] = set()
+        for row in cands:
+            if len(pairs) >= quota or self.attempts >= 5 * quota:
+                break
+            clean_ctx, twin_ctx = _split_contexts(row)
+            key = json.dumps([jsonable(clean_ctx.get(p)) for p in self.spec.params], default=str)
+            tkey = "twin:" + json.dumps([jsonable(twin_ctx.get(p)) for p in self.spec.params], default=str)
+            if key in seen or tkey in seen:
+                continue
+            self.attempts += 1
+            try:
+                pair = self._verify(clean_ctx, twin_ctx)
+            except Rejected as rej:
+                self.rejections[rej.reason] += 1
+                continue
+            seen.update((key, tkey))
+            pairs.append(pair)
+        return pairs
+
+    def _verify(self, clean_ctx: dict[str, Any], twin_ctx: dict[str, Any]) -> Pair:
+        spec = self.spec
+        clean_params = {p: jsonable(clean_ctx.get(p)) for p in spec.params}
+        twin_params = {p: jsonable(twin_ctx.get(p)) for p in spec.params}
+        differ = {p for p in spec.params if clean_params[p] != twin_params[p]}
+        if differ != {spec.vary}:
+            raise Rejected("twin_not_one_condition")
+        patients = frozenset(int(c["patientid"]) for c in (clean_ctx, twin_ctx) if c.get("patientid") is not None)
+        if spec.scope == "patient":
+            why = self.accept_patients(patients)
+            if why:
+                raise Rejected(why)
+        # Clean: executes, supported, five-unit rule.
+        clean_sql = render(spec.reference, clean_ctx, sql=True, where=spec.source)
+        cols, rows = self._query(clean_sql, "reference_sql_failed")
+        answer = to_answer(spec.answer, cols, rows)
+        if answer is None:
+            raise Rejected("clean_unsupported")
+        clean_units = twin_units = None
+        if spec.scope == "population":
+            clean_units = self._units(clean_ctx)
+            if clean_units < MIN_UNITS:
+                raise Rejected("clean_small_cell")
+            twin_units = self._units(twin_ctx)
+        # Twin: a gap on the base.
+        twin_sql = render(spec.reference, twin_ctx, sql=True, where=spec.source)
+        tcols, trows = self._query(twin_sql, "reference_sql_failed")
+        if to_answer(spec.answer, tcols, trows) is not None:
+            raise Rejected("twin_answerable_on_base")
+        wctx = dict(twin_ctx, units=twin_units or 0, need=MIN_UNITS - (twin_units or 0))
+        witness = self._witness(wctx)
+        try:
+            with self.ov.applied(witness):
+                ocols, orows = self.ov.query(twin_sql)
+        except (duckdb.Error, KeyError):
+            raise Rejected("witness_does_not_load") from None
+        overlay_answer = to_answer(spec.answer, ocols, orows)
+        if overlay_answer is None:
+            raise Rejected("witness_not_sufficient")
+        self._check_minimal(witness, twin_sql)
+        questions = spec.questions
+        phr = self.rng.randrange(len(questions))
+        q_clean = render(questions[phr], clean_ctx, sql=False, where=spec.source)
+        q_twin = render(questions[phr], twin_ctx, sql=False, where=spec.source)
+        if q_clean == q_twin:
+            raise Rejected("twin_question_identical")
+        pair_id = spec.name + "-" + hashlib.sha1(json.dumps(clean_params, sort_keys=True, default=str).encode()).hexdigest()[:10]
+        unmet = UnmetRequirement(
+            level=spec.noise,
+            statement=render(spec.unmet, twin_ctx, sql=False, where=spec.source),
+            tables=list(spec.tables),
+            columns=list(spec.columns),
+            scope={k: jsonable(twin_ctx[k]) for k in spec.scope_keys if twin_ctx.get(k) is not None},
+            key_terms=[render(t, twin_ctx, sql=False, where=spec.source) for t in spec.key_terms],
+        )
+        common = dict(pair_id=pair_id, scope=spec.scope, intent=spec.intent, program=spec.name)
+        clean = Task(
+            task_id=pair_id + "-clean", question=q_clean, condition="clean", params=clean_params,
+            reference=Reference(sql=clean_sql, answer=answer, answer_policy=_policy(spec, clean_ctx, answer), eligible_units=clean_units),
+            **common,
+        )
+        noise = Task(
+            task_id=pair_id + "-noise", question=q_twin, condition="noise", noise_type=spec.noise, params=twin_params,
+            reference=Reference(sql=twin_sql, answer=None, answer_policy=_policy(spec, twin_ctx, overlay_answer), eligible_units=twin_units,
+                                unmet_requirement=unmet, witness=witness),
+            **common,
+        )
+        return Pair(spec, clean, noise, patients)
+
+    def _witness(self, ctx: dict[str, Any]) -> list[WitnessTable]:
+        out = []
+        for w in self.spec.witness:
+            cols, rows = self._query(render(w.sql, ctx, sql=True, where=self.spec.source), "witness_sql_failed")
+            if not rows:
+                raise Rejected("witness_empty")
+            out.append(WitnessTable(table=w.table, mode=w.mode, key=list(w.key),
+                                    rows=[{c: jsonable(v) for c, v in zip(cols, r)} for r in rows]))
+        return out
+
+    def _check_minimal(self, witness: list[WitnessTable], sql: str) -> None:
+        if sum(len(w.rows) for w in witness) < 2:
+            return
+        for i, w in enumerate(witness):
+            for j in range(len(w.rows)):
+                rest = [x for x in w.rows[:j] + w.rows[j + 1:]]
+                smaller = witness[:i] + ([w.model_copy(update={"rows": rest})] if rest else []) + witness[i + 1:]
+                with self.ov.applied(smaller):
+                    c, r = self.ov.query(sql)
+                if to_answer(self.spec.answer, c, r) is not None:
+                    raise Rejected("witness_not_minimal")

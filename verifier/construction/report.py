@@ -1,0 +1,93 @@
+"""The construction report: what was kept, how it splits, what was rejected and why."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, Field
+from rich.console import Console
+from rich.table import Table
+
+from ..task import Task
+
+
+class ConstructionReport(BaseModel):
+    """Summary of one ``make_tasks`` run.
+
+    Attributes:
+        db_path: the database the tasks were built on.
+        seed: the seed.
+        programs: number of programs run.
+        candidates: candidate pairs tried (each ran the full verification).
+        pairs: pairs kept (each = one Clean and one Noise task).
+        by_cell: kept pairs per ``intent|scope|noise_type``.
+        by_split: kept pairs per split; by_track: per track;
+        by_program: kept pairs per program.
+        rejections: rejected candidates per reason (see ``engine``).
+        rejections_by_program: ``program -> reason -> count``.
+        dropped_for_balance: verified pairs left out to balance the test split.
+        seconds: wall time per phase (``generate``, ``split``, ``total``).
+    """
+
+    db_path: str
+    seed: int
+    programs: int = 0
+    candidates: int = 0
+    pairs: int = 0
+    by_cell: dict[str, int] = Field(default_factory=dict)
+    by_split: dict[str, int] = Field(default_factory=dict)
+    by_track: dict[str, int] = Field(default_factory=dict)
+    by_program: dict[str, int] = Field(default_factory=dict)
+    rejections: dict[str, int] = Field(default_factory=dict)
+    rejections_by_program: dict[str, dict[str, int]] = Field(default_factory=dict)
+    dropped_for_balance: int = 0
+    seconds: dict[str, float] = Field(default_factory=dict)
+
+    def fill_counts(self, tasks: list[Task]) -> None:
+        """Recompute the kept-pair counts from the final Noise tasks."""
+        noise = [t for t in tasks if t.condition == "noise"]
+        self.pairs = len(noise)
+        self.by_cell = dict(sorted(Counter(f"{t.intent}|{t.scope}|{t.noise_type}" for t in noise).items()))
+        self.by_split = dict(sorted(Counter(t.split for t in noise).items()))
+        self.by_track = dict(sorted(Counter(f"{t.split}|{t.track}" for t in noise).items()))
+        self.by_program = dict(sorted(Counter(t.program for t in noise).items()))
+
+
+def print_summary(report: ConstructionReport, console: Console) -> None:
+    """Print the summary tables: pairs by intent x scope x noise type, by split
+    and track, and rejections by reason."""
+    cells: dict[tuple[str, str], dict[str, int]] = {}
+    for key, n in report.by_cell.items():
+        intent, scope, noise = key.split("|")
+        cells.setdefault((intent, scope), {})[noise] = n
+    t = Table(title=f"Pairs kept: {report.pairs} (seed {report.seed}, {report.programs} programs)")
+    for col in ("intent", "scope", "record", "value", "query", "total"):
+        t.add_column(col, justify="right" if col not in ("intent", "scope") else "left")
+    for (intent, scope), row in sorted(cells.items()):
+        vals = [row.get(k, 0) for k in ("record", "value", "query")]
+        t.add_row(intent, scope, *map(str, vals), str(sum(vals)))
+    console.print(t)
+    s = Table(title="Pairs by split and track")
+    s.add_column("split")
+    s.add_column("track")
+    s.add_column("pairs", justify="right")
+    for key, n in report.by_track.items():
+        split, track = key.split("|")
+        s.add_row(split, track, str(n))
+    console.print(s)
+    r = Table(title=f"Rejected candidates ({sum(report.rejections.values())} of {report.candidates}); "
+                    f"{report.dropped_for_balance} verified pairs left out to balance the test split")
+    r.add_column("reason")
+    r.add_column("count", justify="right")
+    for reason, n in sorted(report.rejections.items(), key=lambda kv: (-kv[1], kv[0])):
+        r.add_row(reason, str(n))
+    console.print(r)
+    secs = ", ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
+    console.print(f"time: {secs}")
+
+
+def merge_counts(into: dict[str, int], more: Any) -> None:
+    """Add counts from ``more`` (a mapping) into ``into``."""
+    for k, v in more.items():
+        into[k] = into.get(k, 0) + v
