@@ -127,6 +127,15 @@ def read_csv_sql(path: Path, plan: dict[str, str]) -> str:
     )
 
 
+def duckdb_reason(exc: BaseException) -> str:
+    """The informative part of a DuckDB error: its first line and the line naming the failing column."""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    if not lines:
+        return type(exc).__name__
+    keep = [lines[0]] + [ln for ln in lines[1:] if ln.startswith(("Error when converting", "Expected Number of Columns"))]
+    return "; ".join(keep)
+
+
 def load_csv_table(con: duckdb.DuckDBPyConnection, path: Path, spec: TableSpec) -> CsvLoad:
     """Insert the CSV at ``path`` into the (already created) table ``spec.name`` and check its row count.
 
@@ -145,8 +154,7 @@ def load_csv_table(con: duckdb.DuckDBPyConnection, path: Path, spec: TableSpec) 
         source_rows = con.execute(f"SELECT count(*) FROM {read_csv_sql(path, untyped)}").fetchone()[0]
         rows = con.execute(f"SELECT count(*) FROM {quote_ident(spec.name)}").fetchone()[0]
     except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SourceDataError(path, f"cannot load into {spec.name}: {first}") from exc
+        raise SourceDataError(path, f"cannot load into {spec.name}: {duckdb_reason(exc)}") from exc
     if rows != source_rows:
         raise SourceDataError(path, f"row count mismatch: source has {source_rows} rows, table {spec.name} has {rows}")
     return CsvLoad(path, rows, source_rows, ignored)

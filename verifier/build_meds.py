@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from .build_csv import sql_literal
+from .build_csv import duckdb_reason, sql_literal
 from .errors import SourceDataError
 
 #: Columns the MEDS file must have.
@@ -51,7 +51,7 @@ def _check_columns(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     try:
         names = [r[0].lower() for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet({sql_literal(str(path))})").fetchall()]
     except duckdb.Error as exc:
-        raise SourceDataError(path, f"cannot read MEDS parquet: {str(exc).strip().splitlines()[0]}") from exc
+        raise SourceDataError(path, f"cannot read MEDS parquet: {duckdb_reason(exc)}") from exc
     for col in MEDS_COLUMNS:
         if col not in names:
             raise SourceDataError(path, f"column {col!r} missing from the MEDS file (has {names})")
@@ -101,7 +101,7 @@ def load_meds_chart_events(con: duckdb.DuckDBPyConnection, path: Path) -> MedsLo
             "SELECT count(*), count(*) FILTER (WHERE icuadmissionid IS NULL) FROM chart_events"
         ).fetchone()
     except duckdb.Error as exc:
-        raise SourceDataError(path, f"cannot load chart events: {str(exc).strip().splitlines()[0]}") from exc
+        raise SourceDataError(path, f"cannot load chart events: {duckdb_reason(exc)}") from exc
     if rows != source_rows:
         raise SourceDataError(path, f"row count mismatch: MEDS has {source_rows} chart events, chart_events has {rows}")
     return MedsLoad(path, rows, source_rows, unlinked)
