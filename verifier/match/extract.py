@@ -1,0 +1,361 @@
+"""Typed extraction from answer text: numbers, quantities, dates, booleans,
+lists and tables of records.
+
+Pure functions over strings, with precompiled regular expressions; unit
+strings are resolved through the cached ``verifier.units.parse_unit``.
+
+Rules (documented, tested in tests/test_parse_extract.py):
+- Numbers: optional sign (``+``, ``-``, ``−``), thousands separators
+  (``1,234.5``; groups of exactly three digits), decimals, scientific
+  notation (``1.2e-3``, ``1.2 × 10^3``); a trailing ``%`` marks a percentage.
+  ``decimals`` is the count of digits written after the point.
+- Quantities: a number followed by a unit (``5.2 mEq/L``, ``98.6 °F``,
+  ``7.5 x10^9/L``, ``120 mm Hg``, ``35.2%``). The unit is the longest run of
+  up to three following words that ``parse_unit`` accepts; English function
+  words (``in``, ``at``, ``on``...) are never units in free text.
+- Dates/datetimes: ISO ``2180-07-23[ T14:00[:00]]``, US ``07/23/2180``
+  (day-first when the first field exceeds 12), ``July 23, 2180``,
+  ``23 Jul 2180``, ``Jul 2180`` (month precision), each with an optional
+  ``14:00[:ss]`` or ``2:00 PM`` time. Precision is what was written.
+- Booleans: the first word is yes/no/true/false/y/n.
+- Lists: Markdown bullets or numbered lines, else ``;``/``,``/`` and ``
+  separators.
+- Records: a Markdown table, a JSON list of objects (or ``{"columns",
+  "rows"}``), or delimited text (tab, ``|``, ``;``, ``,``) with a header line.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..errors import UnitError
+from ..units import parse_unit
+
+_NUM = r"[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+\-]?\d+)?|[+\-−]?\.\d+(?:[eE][+\-]?\d+)?"
+NUMBER_RE = re.compile(rf"(?<![\w.])({_NUM})(?:\s*[x×]\s*10\s*(?:\^|\*\*)\s*([+\-]?\d+)(?!\s*/))?(\s*%)?")
+_ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ]+(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?")
+_SLASH = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})(?:[ ,T]+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?")
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [
+            ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
+            ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"),
+            ("nov", "november"), ("dec", "december"),
+        ],
+        start=1,
+    )
+    for m in names
+}
+_MON = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_TIME = r"(?:(?:,\s*|\s+(?:at\s+)?)(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp]\.?[Mm]\.?)?)?"
+_MDY = re.compile(rf"\b{_MON}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}}){_TIME}", re.I)
+_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON},?\s+(\d{{4}}){_TIME}", re.I)
+_MY = re.compile(rf"\b{_MON}\s+(\d{{4}})\b", re.I)
+_BOOL = re.compile(r"^\W*(yes|no|true|false|y|n)\b", re.I)
+_BOOL_MAP = {"yes": True, "y": True, "true": True, "no": False, "n": False, "false": False}
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.*\S)\s*$")
+_LIST_SPLIT = re.compile(r"\s*;\s*|\s*,\s*(?:and\s+)?|\s+and\s+")
+_MD_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_UNIT_WORD = re.compile(r"\S+")
+_STOP = frozenset(
+    "in at on of to a an and or the per by for from with is was were be as it its this that which "
+    "were than then if patient patients admission admissions".split()
+)
+_WORD_NUMBERS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_COUNT_WORD = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
+_MD_EMPH = re.compile(r"(\*\*|__|`+)")
+
+
+@dataclass(frozen=True, slots=True)
+class NumberToken:
+    """A number found in text.
+
+    Attributes:
+        value: the value (percent sign NOT applied: ``35.2%`` gives 35.2).
+        decimals: digits written after the decimal point.
+        percent: whether a ``%`` followed.
+        start / end: span in the text.
+    """
+
+    value: float
+    decimals: int
+    percent: bool
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class QuantityToken:
+    """A number with an optional unit found in text.
+
+    Attributes:
+        value: the number as written.
+        unit: the unit string as written (``None`` when no unit follows).
+        decimals: digits written after the decimal point.
+        start / end: span in the text.
+    """
+
+    value: float
+    unit: str | None
+    decimals: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class DatetimeToken:
+    """A date or datetime found in text, with the precision written."""
+
+    value: dt.datetime
+    precision: str
+    start: int
+    end: int
+
+
+def _to_float(raw: str) -> tuple[float, int]:
+    s = raw.replace(",", "").replace("−", "-")
+    mant = s.lower().split("e")[0]
+    decimals = len(mant.split(".", 1)[1]) if "." in mant else 0
+    return float(s), decimals
+
+
+def strip_markdown(text: str) -> str:
+    """Remove Markdown emphasis and code ticks, and surrounding whitespace."""
+    return _MD_EMPH.sub("", text).strip()
+
+
+@lru_cache(maxsize=65536)
+def _datetimes_cached(text: str) -> tuple[DatetimeToken, ...]:
+    out: list[DatetimeToken] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(y: int, mo: int, d: int | None, hh: str | None, mi: str | None, ss: str | None, ampm: str | None,
+            span: tuple[int, int]) -> None:
+        if any(a < span[1] and span[0] < b for a, b in taken):
+            return
+        try:
+            h = int(hh) if hh else 0
+            if ampm:
+                ap = ampm[0].lower()
+                if h == 12:
+                    h = 0
+                if ap == "p":
+                    h += 12
+            value = dt.datetime(y, mo, d or 1, h, int(mi) if mi else 0, int(ss) if ss else 0)
+        except ValueError:
+            return
+        prec = "second" if ss else "minute" if mi else "day" if d else "month"
+        out.append(DatetimeToken(value, prec, *span))
+        taken.append(span)
+
+    for m in _ISO.finditer(text):
+        add(int(m[1]), int(m[2]), int(m[3]), m[4], m[5], m[6], None, m.span())
+    for m in _SLASH.finditer(text):
+        a, b = int(m[1]), int(m[2])
+        mo, d = (b, a) if a > 12 else (a, b)
+        add(int(m[3]), mo, d, m[4], m[5], m[6], m[7], m.span())
+    for m in _MDY.finditer(text):
+        add(int(m[3]), _MONTHS[m[1].lower()[:3] if m[1].lower()[:4] != "sept" else "sep"], int(m[2]),
+            m[4], m[5], m[6], m[7], m.span())
+    for m in _DMY.finditer(text):
+        add(int(m[3]), _MONTHS[m[2].lower()[:3]], int(m[1]), m[4], m[5], m[6], m[7], m.span())
+    for m in _MY.finditer(text):
+        add(int(m[2]), _MONTHS[m[1].lower()[:3]], None, None, None, None, None, m.span())
+    out.sort(key=lambda t: t.start)
+    return tuple(out)
+
+
+def extract_datetimes(text: str) -> list[DatetimeToken]:
+    """All dates/datetimes in ``text``, in order of appearance (cached)."""
+    return list(_datetimes_cached(text))
+
+
+def _mask(text: str, spans: list[tuple[int, int]]) -> str:
+    if not spans:
+        return text
+    chars = list(text)
+    for a, b in spans:
+        for i in range(a, b):
+            chars[i] = " "
+    return "".join(chars)
+
+
+def extract_numbers(text: str, *, skip_dates: bool = True) -> list[NumberToken]:
+    """All numbers in ``text`` (dates masked out first unless ``skip_dates=False``).
+
+    Returns:
+        NumberTokens in order; ``1.2 × 10^3`` is one token of value 1200.
+    """
+    if skip_dates:
+        text = _mask(text, [(t.start, t.end) for t in _datetimes_cached(text)])
+    out = []
+    for m in NUMBER_RE.finditer(text):
+        value, decimals = _to_float(m[1])
+        if m[2]:
+            value *= 10.0 ** int(m[2])
+        out.append(NumberToken(value, decimals, bool(m[3]), m.start(), m.end()))
+    return out
+
+
+def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
+    """Longest run (up to 3 words) after ``pos`` that parses as a unit."""
+    rest = text[pos:]
+    lead = len(rest) - len(rest.lstrip(" \t"))
+    words = list(_UNIT_WORD.finditer(rest, lead))[:3]
+    for n in range(len(words), 0, -1):
+        cand = rest[words[0].start(): words[n - 1].end()].rstrip(".,;:)")
+        if not cand or any(w.group().casefold().strip(".,;:") in _STOP for w in words[:n]):
+            continue
+        if not re.match(r"[A-Za-zµμ°º%#/\[{]|[x×]\s*10|10[*^]", cand):
+            continue
+        try:
+            parse_unit(cand)
+        except UnitError:
+            continue
+        return cand, pos + words[0].start() + len(cand)
+    return None, pos
+
+
+@lru_cache(maxsize=65536)
+def _quantities_cached(text: str) -> tuple[QuantityToken, ...]:
+    masked = _mask(text, [(t.start, t.end) for t in _datetimes_cached(text)])
+    out: list[QuantityToken] = []
+    for m in NUMBER_RE.finditer(masked):
+        if out and m.start() < out[-1].end:
+            continue  # a digit inside the previous quantity's unit (x10^9/L, 1.73 m2)
+        value, decimals = _to_float(m[1])
+        if m[3]:
+            out.append(QuantityToken(value, "%", decimals, m.start(), m.end()))
+            continue
+        end = m.end(1)
+        if m[2]:  # "7.5 x 10^9 /L": the power of ten belongs to the unit
+            unit, uend = _unit_after(masked, m.end())
+            unit = f"1e{int(m[2])}" + (f" {unit}" if unit else "")
+            out.append(QuantityToken(value, unit, decimals, m.start(), uend if uend > m.end() else m.end()))
+            continue
+        unit, uend = _unit_after(masked, end)
+        out.append(QuantityToken(value, unit, decimals, m.start(), max(uend, end)))
+    return tuple(out)
+
+
+def extract_quantities(text: str) -> list[QuantityToken]:
+    """Numbers with their (optional) units, dates masked out (cached)."""
+    return list(_quantities_cached(text))
+
+
+def extract_count(text: str) -> int | None:
+    """The first integer in ``text`` (digits or a number word up to twenty), else ``None``.
+
+    A non-integral first number returns ``None`` (a count must be whole).
+    """
+    nums = extract_numbers(text)
+    if nums:
+        v = nums[0].value
+        return int(v) if float(v).is_integer() else None
+    m = _COUNT_WORD.search(text)
+    return _WORD_NUMBERS[m[1].lower()] if m else None
+
+
+def extract_boolean(text: str) -> bool | None:
+    """``True``/``False`` from a leading yes/no/true/false/y/n, else ``None``."""
+    m = _BOOL.match(strip_markdown(text))
+    return _BOOL_MAP[m[1].lower()] if m else None
+
+
+def extract_list(text: str) -> list[str]:
+    """Split a list answer into item strings (Markdown bullets, lines or separators)."""
+    text = text.strip()
+    if text.startswith("["):
+        try:
+            data = json.loads(text)
+            if isinstance(data, list) and all(not isinstance(x, (list, dict)) for x in data):
+                return [str(x).strip() for x in data if x is not None and str(x).strip()]
+        except ValueError:
+            pass
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    bullets = [m[1] for m in map(_BULLET.match, lines) if m]
+    if bullets and len(bullets) >= len(lines) - 1:
+        return [strip_markdown(b) for b in bullets]
+    if len(lines) > 1:
+        return [strip_markdown(ln) for ln in lines]
+    parts = [p for p in _LIST_SPLIT.split(text.rstrip(".")) if p.strip()]
+    return [strip_markdown(p) for p in parts]
+
+
+def _split_md_row(line: str) -> list[str]:
+    s = line.strip()
+    if s.startswith("|"):
+        s = s[1:]
+    if s.endswith("|"):
+        s = s[:-1]
+    return [strip_markdown(c) for c in s.split("|")]
+
+
+def extract_records(text: str, json_value: Any = None) -> tuple[list[str], list[list[Any]]] | None:
+    """Read a table of records from an answer.
+
+    Args:
+        text: the answer text.
+        json_value: the decoded JSON answer, when the response was JSON.
+
+    Returns:
+        ``(columns, rows)`` with cells as strings (or JSON scalars), or
+        ``None`` when no table is recognisable.
+    """
+    data = json_value
+    stripped = text.strip()
+    if data is None and stripped[:1] in "[{":
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+    if isinstance(data, dict):
+        if "columns" in data and "rows" in data:
+            return [str(c) for c in data["columns"]], [list(r) for r in data["rows"]]
+        for v in data.values():
+            if isinstance(v, list):
+                data = v
+                break
+    if isinstance(data, list) and data and all(isinstance(r, dict) for r in data):
+        cols: list[str] = []
+        for r in data:
+            for k in r:
+                if k not in cols:
+                    cols.append(k)
+        return cols, [[r.get(c) for c in cols] for r in data]
+    lines = [ln for ln in stripped.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    for i in range(len(lines) - 1):
+        if "|" in lines[i] and _MD_SEP.match(lines[i + 1]):
+            cols = _split_md_row(lines[i])
+            rows = []
+            for ln in lines[i + 2:]:
+                if "|" not in ln:
+                    break
+                rows.append(_split_md_row(ln))
+            return cols, rows
+    if len(lines) < 2:
+        return None
+    head = lines[0]
+    for delim in ("\t", "|", ";", ","):
+        if delim in head:
+            reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delim, skipinitialspace=True)
+            table = [[strip_markdown(c) for c in row] for row in reader]
+            if len({len(r) for r in table}) == 1 and len(table[0]) > 1:
+                return table[0], table[1:]
+    return None

@@ -1,0 +1,159 @@
+"""Numbers, counts and quantities.
+
+Tolerance rule (documented for task authors):
+- If the policy sets ``rel_tol`` or ``abs_tol``, the submission matches when
+  ``|s - r| <= max(abs_tol, rel_tol * |r|)``.
+- Else, if a precision is stated (``answer_policy.decimals``, else the
+  answer's ``decimals``), the submission matches when it ROUNDS to the
+  reference at that precision, rounding half away from zero (the clinical
+  convention): with ``h = 0.5 * 10**-d``, ``r - h <= s < r + h`` for ``r >= 0``
+  (mirrored for ``r < 0``). So at one decimal 5.25 and 5.34 match 5.3, 5.35
+  does not (it rounds to 5.4) and 5.2 does not. The reference itself is first
+  rounded to ``d`` decimals. A relative slack of ``rounding.boundary_eps``
+  (rules/tolerances.toml) moves both edges down so that float noise from unit
+  conversion (90 mg/dL -> 4.99567 mmol/L) never flips a decision.
+- Else the relative tolerance from ``rules/tolerances.toml`` applies.
+- Counts are exact.
+
+Quantities: the first number in the Answer that carries a unit is the
+submitted value (else the first number). It is converted to the reference
+unit (through the analyte for mass<->molar, mEq<->mmol, IU<->U) and compared
+as above. Reasons:
+- unit missing: accepted only when the reference unit is the policy's
+  ``db_unit`` (the unit the database stores), else ``WRONG_UNIT``;
+- unit does not parse, or its dimension cannot be converted:
+  ``INCOMPATIBLE_UNIT``;
+- converted value differs but the number as written equals the reference
+  value (the unit is mislabelled, e.g. "5.2 mg/dL" for 5.2 mmol/L):
+  ``WRONG_UNIT``;
+- otherwise a different value: ``WRONG_VALUE``.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
+
+from ..answers import CountAnswer, NumberAnswer, QuantityAnswer
+from ..reasons import ReasonCode
+from ..rules import load_toml
+from ..task import AnswerPolicy
+from ..units import linear_converter, same_unit
+from .extract import extract_count, extract_numbers, extract_quantities
+from .result import MatchResult, failure, success
+
+
+@lru_cache(maxsize=8)
+def _rule(kind: str) -> tuple[float, float, float]:
+    t = load_toml("tolerances.toml")
+    d = t.get("default", {})
+    k = t.get(kind, {})
+    return (
+        float(k.get("rel_tol", d.get("rel_tol", 0.001))),
+        float(k.get("abs_tol", d.get("abs_tol", 1e-9))),
+        float(t.get("rounding", {}).get("boundary_eps", 1e-9)),
+    )
+
+
+@lru_cache(maxsize=65536)
+def _round_ref(ref: float, decimals: int) -> float:
+    return float(Decimal(repr(ref)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def tolerance_rule(policy: AnswerPolicy, decimals: int | None, kind: str = "number") -> tuple:
+    """The rule a comparison uses: ``("decimals", d, eps)`` or ``("tol", rel, abs)``."""
+    rel, abs_, eps = _rule(kind)
+    if policy.rel_tol is not None or policy.abs_tol is not None:
+        return ("tol", policy.rel_tol or 0.0, policy.abs_tol or 0.0)
+    d = policy.decimals if policy.decimals is not None else decimals
+    if d is not None:
+        return ("decimals", d, eps)
+    return ("tol", rel, abs_)
+
+
+def within(sub: float, ref: float, rule: tuple) -> bool:
+    """True when ``sub`` matches ``ref`` under ``rule`` (see module docstring)."""
+    if not math.isfinite(sub):
+        return False
+    if rule[0] == "decimals":
+        d, eps = rule[1], rule[2]
+        r = _round_ref(ref, d)
+        h = 0.5 * 10.0 ** (-d)
+        slack = eps * max(1.0, abs(r))
+        if r >= 0:
+            return r - h - slack <= sub < r + h - slack
+        return r - h + slack < sub <= r + h + slack
+    return abs(sub - ref) <= max(rule[2], rule[1] * abs(ref)) * (1 + 1e-12)
+
+
+def describe_rule(rule: tuple) -> str:
+    """Human-readable form of a tolerance rule, for verdict details."""
+    if rule[0] == "decimals":
+        return f"rounds to the reference at {rule[1]} decimals (half away from zero)"
+    return f"within max(abs {rule[2]:g}, rel {rule[1]:g})"
+
+
+def match_count(text: str, ref: CountAnswer) -> MatchResult:
+    """Compare a count exactly (first integer or number word in the Answer)."""
+    got = extract_count(text)
+    if got is None:
+        return failure(ReasonCode.WRONG_TYPE, expected="count", reference=ref.value, submitted=text[:200],
+                       why="no whole number in the Answer")
+    if got == ref.value:
+        return success(compared="count", reference=ref.value, submitted=got)
+    return failure(ReasonCode.WRONG_VALUE, compared="count", reference=ref.value, submitted=got)
+
+
+def match_number(text: str, ref: NumberAnswer, policy: AnswerPolicy) -> MatchResult:
+    """Compare a dimensionless number; ``35.2%`` may stand for 35.2 or 0.352."""
+    nums = extract_numbers(text)
+    if not nums:
+        return failure(ReasonCode.WRONG_TYPE, expected="number", reference=ref.value, submitted=text[:200],
+                       why="no number in the Answer")
+    tok = nums[0]
+    rule = tolerance_rule(policy, ref.decimals, "number")
+    cands = (tok.value, tok.value / 100.0) if tok.percent else (tok.value,)
+    for c in cands:
+        if within(c, ref.value, rule):
+            return success(compared="number", reference=ref.value, submitted=c, rule=describe_rule(rule))
+    return failure(ReasonCode.WRONG_VALUE, compared="number", reference=ref.value, submitted=tok.value,
+                   rule=describe_rule(rule))
+
+
+def compare_quantity(value: float, unit: str | None, ref: QuantityAnswer, policy: AnswerPolicy) -> MatchResult:
+    """Compare one submitted (value, unit) with a reference quantity (see module docstring)."""
+    rule = tolerance_rule(policy, ref.decimals, "quantity")
+    base = {"compared": "quantity", "reference": f"{ref.value:g} {ref.unit}",
+            "submitted": f"{value:g} {unit}" if unit else f"{value:g} (no unit)", "rule": describe_rule(rule)}
+    if unit is None:
+        if policy.db_unit is not None and same_unit(ref.unit, policy.db_unit):
+            ok = within(value, ref.value, rule)
+            base["unit"] = f"missing; accepted as the database unit {policy.db_unit}"
+            return success(**base) if ok else failure(ReasonCode.WRONG_VALUE, **base)
+        base["unit"] = "missing (accepted only when the reference unit is the database unit)"
+        return failure(ReasonCode.WRONG_UNIT, **base)
+    conv = linear_converter(unit, ref.unit, policy.analyte)
+    if conv.error:
+        base["unit"] = conv.error
+        return failure(ReasonCode.INCOMPATIBLE_UNIT, **base)
+    converted = conv(value)
+    base["converted"] = converted
+    if conv.bridge:
+        base["bridge"] = conv.bridge
+    if within(converted, ref.value, rule):
+        return success(**base)
+    if (conv.scale != 1.0 or conv.offset != 0.0) and within(value, ref.value, rule):
+        base["unit"] = f"the number matches the reference in {ref.unit}, but is labelled {unit}"
+        return failure(ReasonCode.WRONG_UNIT, **base)
+    return failure(ReasonCode.WRONG_VALUE, **base)
+
+
+def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> MatchResult:
+    """Compare the Answer's first quantity (preferring one with a unit) with ``ref``."""
+    toks = extract_quantities(text)
+    if not toks:
+        return failure(ReasonCode.WRONG_TYPE, expected="quantity", reference=f"{ref.value:g} {ref.unit}",
+                       submitted=text[:200], why="no number in the Answer")
+    tok = next((t for t in toks if t.unit), toks[0])
+    return compare_quantity(tok.value, tok.unit, ref, policy)

@@ -1,0 +1,218 @@
+"""Records (result sets) compared by column name.
+
+Columns are matched case-insensitively, ignoring spaces, underscores and
+hyphens (``Admission ID`` = ``admission_id`` = ``AdmissionID``). The
+submission must contain every required column (``answer_policy.
+required_columns``, else all reference columns): otherwise
+``MISSING_COLUMNS``. Extra submitted columns are ignored.
+
+Cells are compared by the reference cell's type: ``None`` accepts an empty
+cell or a NULL spelling; ``bool`` yes/no/true/false; ``int`` exactly;
+``float`` under the numeric rule of ``verifier.match.numbers``; dates and
+datetimes at the precision the reference has (a ``date`` at day precision, a
+``datetime`` at seconds, where a written minute is enough when the reference
+second is 0); ``str`` as text (normalisation, synonyms, fuzzy threshold).
+
+Rows:
+- ``key_columns`` set: rows are paired on their key cells; reference keys
+  without a submitted row are ``MISSING_RECORDS``, submitted keys not in the
+  reference ``EXTRA_RECORDS``, paired rows with differing cells
+  ``WRONG_CELLS``.
+- no key columns: whole rows are paired (multiset); leftover reference and
+  submitted rows that agree on at least half of the compared columns are
+  reported as ``WRONG_CELLS``, the rest as ``MISSING_RECORDS`` /
+  ``EXTRA_RECORDS``.
+- ``order``: ``multiset`` counts duplicates, ``set`` ignores them,
+  ``ordered`` additionally requires row i to match row i (``WRONG_ORDER``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import Any, Sequence
+
+from ..answers import RecordsAnswer
+from ..reasons import ReasonCode
+from ..task import AnswerPolicy
+from .datetimes import datetimes_equal
+from .extract import extract_boolean, extract_datetimes, extract_list, extract_numbers, extract_records
+from .numbers import tolerance_rule, within
+from .result import MatchResult, failure, success
+from .text import normalise_text, text_equivalent
+
+_COLNORM = re.compile(r"[\s_\-]+")
+_NULL_CELL = re.compile(r"^\s*(?:|null|none|n/a|nan|-|—)\s*$", re.I)
+
+
+def is_null_cell(text: str) -> bool:
+    """An empty cell, or NULL / None / N/A / NaN / a dash."""
+    return bool(_NULL_CELL.match(text))
+
+
+def _colkey(name: str) -> str:
+    return _COLNORM.sub("", str(name).casefold())
+
+
+def _as_text(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def cell_matches(sub: Any, ref: Any, policy: AnswerPolicy, rule: tuple) -> bool:
+    """Does a submitted cell (string or JSON scalar) match a typed reference cell?"""
+    if ref is None:
+        return sub is None or is_null_cell(_as_text(sub))
+    if sub is None:
+        return False
+    if isinstance(ref, bool):
+        got = sub if isinstance(sub, bool) else extract_boolean(_as_text(sub))
+        return got is ref
+    if isinstance(ref, (int, float)):
+        if isinstance(sub, bool):
+            return False
+        if isinstance(sub, (int, float)):
+            val = float(sub)
+        else:
+            nums = extract_numbers(_as_text(sub), skip_dates=False)
+            if len(nums) != 1:
+                return False
+            val = nums[0].value
+        if isinstance(ref, int):
+            return val == ref
+        return within(val, ref, rule)
+    if isinstance(ref, (dt.datetime, dt.date)):
+        if isinstance(sub, dt.datetime):
+            sval, sprec = sub, "second"
+        elif isinstance(sub, dt.date):
+            sval, sprec = dt.datetime(sub.year, sub.month, sub.day), "day"
+        else:
+            toks = extract_datetimes(_as_text(sub))
+            if len(toks) != 1:
+                return False
+            sval, sprec = toks[0].value, toks[0].precision
+        if isinstance(ref, dt.datetime):
+            rprec = "second"
+            if ref.second == 0 and sprec == "minute":
+                rprec = "minute"
+            return datetimes_equal(sval, sprec, ref, rprec)
+        return datetimes_equal(sval, sprec, dt.datetime(ref.year, ref.month, ref.day), "day")
+    return text_equivalent(_as_text(sub), str(ref), policy.text_threshold)[0]
+
+
+def _rows_equal(srow: Sequence[Any], rrow: Sequence[Any], policy: AnswerPolicy, rule: tuple) -> bool:
+    return all(cell_matches(s, r, policy, rule) for s, r in zip(srow, rrow))
+
+
+def _pair(subs: list[list[Any]], refs: list[list[Any]], policy: AnswerPolicy, rule: tuple):
+    """Greedy whole-row pairing; returns (pairs, unmatched ref idx, unmatched sub idx)."""
+    used = [False] * len(subs)
+    pairs, missing = [], []
+    for i, r in enumerate(refs):
+        for j, s in enumerate(subs):
+            if not used[j] and _rows_equal(s, r, policy, rule):
+                used[j] = True
+                pairs.append((i, j))
+                break
+        else:
+            missing.append(i)
+    extra = [j for j, u in enumerate(used) if not u]
+    return pairs, missing, extra
+
+
+def _dedupe(rows: list[list[Any]], key=lambda r: json.dumps([_as_text(c).casefold() for c in r])) -> list[list[Any]]:
+    seen, out = set(), []
+    for r in rows:
+        k = key(r)
+        if k not in seen:
+            seen.add(k)
+            out.append(r)
+    return out
+
+
+def match_records(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_value: Any = None) -> MatchResult:
+    """Compare a table in the Answer with the reference result set (see module docstring)."""
+    table = extract_records(text, json_value)
+    if table is None and len(ref.columns) == 1:
+        items = json_value if isinstance(json_value, list) else extract_list(text)
+        table = ([ref.columns[0]], [[it] for it in items])
+    if table is None:
+        return failure(ReasonCode.WRONG_TYPE, expected="records", reference_columns=list(ref.columns),
+                       why="no table found in the Answer (Markdown table, JSON list of objects or CSV)")
+    scols, srows = table
+    sidx = {_colkey(c): i for i, c in enumerate(scols)}
+    required = policy.required_columns or list(ref.columns)
+    missing_cols = [c for c in required if _colkey(c) not in sidx]
+    base: dict[str, Any] = {"compared": "records", "reference_rows": len(ref.rows), "submitted_rows": len(srows),
+                            "order": policy.order, "key_columns": list(policy.key_columns)}
+    if missing_cols:
+        return failure(ReasonCode.MISSING_COLUMNS, missing_columns=missing_cols,
+                       submitted_columns=[str(c) for c in scols], **base)
+    cols = [c for c in ref.columns if _colkey(c) in sidx]
+    ridx = [ref.columns.index(c) for c in cols]
+    refs = [[row[i] for i in ridx] for row in ref.rows]
+    subs = [[(r[sidx[_colkey(c)]] if sidx[_colkey(c)] < len(r) else None) for c in cols] for r in srows]
+    rule = tolerance_rule(policy, None, "number")
+    if policy.order == "set":
+        refs = _dedupe(refs)
+        subs = _dedupe(subs)
+    reasons: list[ReasonCode] = []
+    keys = [c for c in policy.key_columns if _colkey(c) in {_colkey(x) for x in cols}]
+    if keys:
+        kpos = [[_colkey(c) for c in cols].index(_colkey(k)) for k in keys]
+        used = [False] * len(subs)
+        missing, wrong, pairs = [], [], []
+        for i, r in enumerate(refs):
+            cand = [j for j, s in enumerate(subs)
+                    if not used[j] and all(cell_matches(s[p], r[p], policy, rule) for p in kpos)]
+            if not cand:
+                missing.append(i)
+                continue
+            j = next((j for j in cand if _rows_equal(subs[j], r, policy, rule)), cand[0])
+            used[j] = True
+            pairs.append((i, j))
+            if not _rows_equal(subs[j], r, policy, rule):
+                wrong.append((i, j))
+        extra = [j for j, u in enumerate(used) if not u]
+    else:
+        pairs, missing, extra = _pair(subs, refs, policy, rule)
+        wrong = []
+        if missing and extra:
+            still_missing, taken = [], set()
+            for i in missing:
+                best = None
+                for j in extra:
+                    if j in taken:
+                        continue
+                    agree = sum(cell_matches(s, r, policy, rule) for s, r in zip(subs[j], refs[i]))
+                    if agree * 2 >= len(cols) and (best is None or agree > best[1]):
+                        best = (j, agree)
+                if best is None:
+                    still_missing.append(i)
+                else:
+                    taken.add(best[0])
+                    wrong.append((i, best[0]))
+            missing = still_missing
+            extra = [j for j in extra if j not in taken]
+    if missing:
+        reasons.append(ReasonCode.MISSING_RECORDS)
+        base["missing_rows"] = [[_as_text(c) for c in refs[i]] for i in missing[:20]]
+    if extra:
+        reasons.append(ReasonCode.EXTRA_RECORDS)
+        base["extra_rows"] = [[_as_text(c) for c in subs[j]] for j in extra[:20]]
+    if wrong:
+        reasons.append(ReasonCode.WRONG_CELLS)
+        base["wrong_cells"] = [
+            {"row": i, "column": cols[p], "reference": _as_text(refs[i][p]), "submitted": _as_text(subs[j][p])}
+            for i, j in wrong[:20]
+            for p in range(len(cols))
+            if not cell_matches(subs[j][p], refs[i][p], policy, rule)
+        ][:50]
+    if not reasons and policy.order == "ordered":
+        if len(subs) != len(refs) or not all(_rows_equal(s, r, policy, rule) for s, r in zip(subs, refs)):
+            reasons.append(ReasonCode.WRONG_ORDER)
+    return failure(*reasons, **base) if reasons else success(**base)

@@ -1,0 +1,33 @@
+"""The outcome of comparing a submission with a reference."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..reasons import ReasonCode
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """Whether a submitted answer matches the reference, and why not.
+
+    Attributes:
+        ok: the submission matches.
+        reasons: reason codes when it does not (empty when ``ok``).
+        details: what was compared with what (JSON-serialisable).
+    """
+
+    ok: bool
+    reasons: tuple[ReasonCode, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def success(**details: Any) -> MatchResult:
+    """A match, with details."""
+    return MatchResult(True, (), details)
+
+
+def failure(*reasons: ReasonCode, **details: Any) -> MatchResult:
+    """A mismatch with its reason codes and details."""
+    return MatchResult(False, tuple(reasons), details)

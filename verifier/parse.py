@@ -1,0 +1,252 @@
+"""Parse an agent's final response into Answer, Reasoning, abstention and citations.
+
+``parse(text) -> ParsedResponse`` never raises on a bad response: it sets
+``error`` instead (``verify`` turns that into ``UNPARSEABLE_RESPONSE``).
+
+Formats recognised, in this order (the first that yields an Answer wins):
+1. Tags: ``<answer>...</answer>`` and ``<reasoning>...</reasoning>``
+   (``<final_answer>`` too); the last answer tag counts.
+2. JSON: an object with an ``answer`` key (``final_answer`` too) and an
+   optional ``reasoning`` (``rationale``, ``explanation``) key, as the whole
+   response or inside a ```` ```json ```` fence. JSON ``null`` is an abstention.
+3. Sections: lines starting ``Answer:`` / ``Final answer:`` / ``Reasoning:``,
+   also as Markdown bold (``**Answer:**``, ``**Answer**:``) or headings
+   (``## Answer`` on its own line). The last Answer section counts; when there
+   is no Reasoning section, the Answer ends at its first blank line and the
+   rest is the Reasoning.
+
+NULL spellings (the Answer is an abstention), case-insensitive, after
+stripping Markdown emphasis, code ticks, quotes and whitespace: ``NULL``,
+``None``, ``N/A``, JSON ``null``; optionally followed by a separator
+(``. , ; : ( - – —``) and an explanation (``NULL - no potassium recorded``).
+Prose such as "insufficient data" or "cannot be determined" is deliberately
+NOT a NULL spelling: the task instructions ask for NULL, and guessing intent
+from prose would let hedged answers pass as abstentions on Noise tasks and be
+misread on Clean ones. ``NA`` is excluded because it is sodium's symbol.
+
+Citations: ``[step 3]``, ``[steps 2, 4]``, ``[steps 2-4]``, ``(step 3)``,
+``[Step #3]`` in the Answer or the Reasoning; sorted, unique, 1-based.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .match.extract import (
+    extract_boolean,
+    extract_count,
+    extract_datetimes,
+    extract_list,
+    extract_numbers,
+    extract_quantities,
+    extract_records,
+    strip_markdown,
+)
+
+__all__ = [
+    "ParsedResponse", "parse", "is_null_answer", "extract_boolean", "extract_count", "extract_datetimes",
+    "extract_list", "extract_numbers", "extract_quantities", "extract_records",
+]
+
+_TAG = {
+    name: re.compile(rf"<\s*{name}\s*>(.*?)(?:<\s*/\s*{name}\s*>|\Z)", re.I | re.S)
+    for name in ("answer", "final_answer", "reasoning")
+}
+_FENCE_JSON = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.S)
+_LABEL = re.compile(
+    r"^[ \t>]*(?:#{1,6}[ \t]*)?(?:\*\*|__|\*|_)?[ \t]*"
+    r"(final[ \t]+answer|answer|reasoning|rationale|explanation)"
+    r"[ \t]*(?:\*\*|__|\*|_)?[ \t]*(?::|：|(?=\r?\n)|\Z)[ \t]*(?:(?:\*\*|__)(?=\s))?",
+    re.I | re.M,
+)
+_NULL = re.compile(r"^(?:null|none|n/a)(?:\s*(?:[.,;:(\-–—].*)?)?$", re.I | re.S)
+_CITE = re.compile(
+    r"[\[(]\s*steps?\s*#?\s*(\d+(?:\s*(?:,|and|&|-|–|to)\s*#?\s*\d+)*)\s*[\])]",
+    re.I,
+)
+_CITE_PART = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*#?\s*(\d+))?")
+_BLANK = re.compile(r"\n[ \t]*\n")
+_WRAP = re.compile(r"^(\*\*|__|`{1,3}|\*|_|\"|')(.*)\1$", re.S)
+_ANSWER_KEYS = ("answer", "final_answer")
+_REASON_KEYS = ("reasoning", "rationale", "explanation")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedResponse:
+    """A final response, parsed.
+
+    Attributes:
+        answer_text: the Answer as text (Markdown wrapping removed), ``""`` when
+            none was found.
+        reasoning: the Reasoning text (``""`` when absent).
+        abstained: the Answer is a NULL spelling (see module docstring).
+        citations: cited step indices (1-based, sorted, unique), from
+            ``[step N]`` forms in the Answer or Reasoning.
+        error: why the response is unparseable, else ``None``.
+        format: ``tags``, ``json`` or ``sections`` (``""`` when unparseable).
+        answer_json: the decoded JSON value of the answer for JSON responses
+            (lists and tables keep their structure), else ``None``.
+    """
+
+    answer_text: str
+    reasoning: str = ""
+    abstained: bool = False
+    citations: list[int] = field(default_factory=list)
+    error: str | None = None
+    format: str = ""
+    answer_json: Any = None
+
+    @property
+    def ok(self) -> bool:
+        """True when an Answer was found."""
+        return self.error is None
+
+
+def is_null_answer(answer: str) -> bool:
+    """True when ``answer`` is one of the documented NULL spellings."""
+    s = strip_markdown(_clean(answer)).strip("\"'[]").strip()
+    return bool(_NULL.match(s))
+
+
+def _clean(answer: str) -> str:
+    """Strip whitespace, whole-answer Markdown wrapping (``**x**``, `` `x` ``,
+    code fences, quotes) and one trailing period of a one-line answer."""
+    s = answer.strip()
+    for _ in range(4):
+        if "\n" not in s and s.endswith(".") and not s.endswith(".."):
+            s = s[:-1].rstrip()
+        if s.startswith("```"):
+            s = re.sub(r"^```[A-Za-z]*\s*|\s*```$", "", s).strip()
+            continue
+        m = _WRAP.match(s)
+        if not m or "\n" in m[2]:
+            break
+        s = m[2].strip()
+    return s
+
+
+def _citations(*texts: str) -> list[int]:
+    found: set[int] = set()
+    for text in texts:
+        if "step" not in text.lower():
+            continue
+        for m in _CITE.finditer(text):
+            for part in _CITE_PART.finditer(m[1]):
+                a = int(part[1])
+                b = int(part[2]) if part[2] else a
+                if b < a or b - a > 1000:
+                    b = a
+                found.update(range(a, b + 1))
+    return sorted(i for i in found if i >= 1)
+
+
+def _from_json(text: str) -> tuple[bool, Any, str] | None:
+    candidates = []
+    s = text.strip()
+    if s.startswith("{"):
+        candidates.append(s)
+    if "```" in s:
+        candidates += [m[1] for m in _FENCE_JSON.finditer(s)]
+    for cand in candidates:
+        try:
+            obj = json.loads(cand)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        keys = {str(k).lower(): k for k in obj}
+        ak = next((keys[k] for k in _ANSWER_KEYS if k in keys), None)
+        if ak is None:
+            continue
+        rk = next((keys[k] for k in _REASON_KEYS if k in keys), None)
+        reasoning = obj[rk] if rk is not None else ""
+        return True, obj[ak], reasoning if isinstance(reasoning, str) else json.dumps(reasoning)
+    return None
+
+
+def _from_sections(text: str) -> tuple[str, str] | None:
+    labels = list(_LABEL.finditer(text))
+    if not labels:
+        return None
+    answer = reasoning = None
+    has_reasoning = False
+    for i, m in enumerate(labels):
+        end = labels[i + 1].start() if i + 1 < len(labels) else len(text)
+        body = text[m.end():end].strip()
+        if m[1].lower().startswith(("final", "answer")):
+            answer = body
+        else:
+            reasoning = body
+            has_reasoning = True
+    if answer is None:
+        return None
+    if not has_reasoning:
+        parts = _BLANK.split(answer, maxsplit=1)
+        answer, reasoning = parts[0].strip(), (parts[1].strip() if len(parts) > 1 else "")
+    return answer, reasoning or ""
+
+
+def parse(text: str) -> ParsedResponse:
+    """Parse a final response (never raises).
+
+    Args:
+        text: the raw final response.
+
+    Returns:
+        A :class:`ParsedResponse`; ``error`` says why when no Answer was found.
+    """
+    if not isinstance(text, str):
+        return ParsedResponse("", error=f"final response is {type(text).__name__}, not text")
+    if not text.strip():
+        return ParsedResponse("", error="empty final response")
+    fmt, answer_json, answer, reasoning = "", None, None, ""
+    lower = text.lower()
+    if "<answer" in lower or "<final_answer" in lower:
+        m = None
+        for name in ("answer", "final_answer"):
+            ms = list(_TAG[name].finditer(text))
+            if ms:
+                m = ms[-1]
+        if m is not None:
+            answer, fmt = m[1], "tags"
+            rm = list(_TAG["reasoning"].finditer(text))
+            reasoning = rm[-1][1].strip() if rm else ""
+    if answer is None and "{" in text:
+        got = _from_json(text)
+        if got is not None:
+            _, value, reasoning = got
+            fmt = "json"
+            if value is None:
+                return ParsedResponse("NULL", reasoning, True, _citations(reasoning), None, fmt, None)
+            answer_json = value
+            answer = value if isinstance(value, str) else json.dumps(value)
+    if answer is None:
+        got = _from_sections(text)
+        if got is not None:
+            answer, reasoning = got
+            fmt = "sections"
+    if answer is None:
+        return ParsedResponse(
+            "",
+            error="no Answer found (expected <answer>...</answer>, an 'Answer:' section, "
+            "or a JSON object with an 'answer' key)",
+        )
+    answer = _clean(answer)
+    if not answer:
+        return ParsedResponse("", reasoning, error="the Answer is empty", format=fmt)
+    abstained = is_null_answer(answer)
+    return ParsedResponse(answer, reasoning, abstained, _citations(answer, reasoning), None, fmt, answer_json)
+
+
+class _CallableModule(type(__import__("sys"))):
+    """Lets ``verifier.parse(text)`` work even when ``verifier.parse`` is bound to
+    this module (it is, once any code imports ``verifier.parse`` as a module)."""
+
+    def __call__(self, text: str) -> ParsedResponse:
+        return parse(text)
+
+
+__import__("sys").modules[__name__].__class__ = _CallableModule

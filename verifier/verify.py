@@ -1,0 +1,160 @@
+"""``verify(trajectory, task, config=None) -> Verdict``: the public verb.
+
+Clean tasks (DESIGN.md section 4): parse the final response; an unparseable
+one fails with ``UNPARSEABLE_RESPONSE``; a NULL Answer fails with
+``ABSTAINED_ON_CLEAN``; otherwise the Answer is matched with the reference
+under its ``answer_policy`` (``verifier.match``).
+
+Noise tasks: delegated to ``verifier.noise.verify_noise(trajectory, task,
+parsed, config) -> (reasons, details)`` (imported lazily). While that module
+is absent only the ``ANSWERED_NOISE`` check runs, and an abstention is
+reported as ``VERIFIER_ERROR`` (it cannot be validated without evidence
+checks) rather than passed.
+
+Guarantees: never raises on a bad response; an internal bug becomes
+``VERIFIER_ERROR`` with the message in ``details["error"]``. No signals, no
+global mutable state beyond read-only caches, so the verdict is the same in
+any thread or process. Bad *inputs* (a dict that is not a Task/Trajectory)
+raise ``InputError``.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+from pydantic import ValidationError
+
+from .config import VerifyConfig
+from .errors import InputError
+from .parse import ParsedResponse, parse
+from .reasons import ReasonCode
+from .task import Task
+from .trajectory import Trajectory
+from .verdict import Verdict
+
+_DEFAULT_CONFIG = VerifyConfig()
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+_VERSION = _version()
+
+
+def _coerce(obj: Any, model: type, name: str) -> Any:
+    if isinstance(obj, model):
+        return obj
+    if isinstance(obj, dict):
+        try:
+            return model.model_validate(obj)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = name + "." + ".".join(str(p) for p in err.get("loc", ()))
+            raise InputError(field, err.get("input"), err.get("msg", "invalid")) from exc
+    raise InputError(name, type(obj).__name__, f"expected a {model.__name__} or a dict")
+
+
+def _verdict(task: Task, traj: Trajectory, abstained: bool, reasons: list[ReasonCode], details: dict) -> Verdict:
+    ok = not reasons
+    # model_construct: every field is built here with the right type; skipping
+    # validation keeps the hot path fast (bench_verify_clean.py).
+    return Verdict.model_construct(
+        task_id=task.task_id,
+        trajectory_id=traj.trajectory_id,
+        success=ok,
+        score=1.0 if ok else 0.0,
+        condition=task.condition,
+        abstained=abstained,
+        reasons=reasons,
+        details=details,
+        verifier_version=_VERSION,
+    )
+
+
+def _parse_details(parsed: ParsedResponse) -> dict[str, Any]:
+    d: dict[str, Any] = {"format": parsed.format, "answer": parsed.answer_text[:500]}
+    if parsed.citations:
+        d["citations"] = parsed.citations
+    if parsed.error:
+        d["error"] = parsed.error
+    return d
+
+
+def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdict:
+    from .match.dispatch import match_answer
+
+    pd = _parse_details(parsed)
+    if parsed.error:
+        return _verdict(task, traj, False, [ReasonCode.UNPARSEABLE_RESPONSE], {"parse": pd})
+    if parsed.abstained:
+        return _verdict(task, traj, True, [ReasonCode.ABSTAINED_ON_CLEAN], {"parse": pd})
+    ref = task.reference
+    res = match_answer(parsed.answer_text, ref.answer, ref.answer_policy, parsed.answer_json)
+    return _verdict(task, traj, False, list(res.reasons), {"parse": pd, "match": res.details})
+
+
+def _verify_noise(task: Task, traj: Trajectory, parsed: ParsedResponse, config: VerifyConfig) -> Verdict:
+    pd = _parse_details(parsed)
+    if parsed.error:
+        return _verdict(task, traj, False, [ReasonCode.UNPARSEABLE_RESPONSE], {"parse": pd})
+    try:
+        from .noise import verify_noise
+    except ImportError:
+        verify_noise = None
+    if verify_noise is None:
+        if not parsed.abstained:
+            return _verdict(task, traj, False, [ReasonCode.ANSWERED_NOISE], {"parse": pd})
+        return _verdict(task, traj, True, [ReasonCode.VERIFIER_ERROR],
+                        {"parse": pd, "error": "verifier.noise is not available; abstention not checked"})
+    reasons, details = verify_noise(traj, task, parsed, config)
+    out = {"parse": pd}
+    out.update(details or {})
+    return _verdict(task, traj, parsed.abstained, list(reasons), out)
+
+
+def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfig | None = None) -> Verdict:
+    """Decide whether ``trajectory`` succeeded on ``task``.
+
+    Args:
+        trajectory: a :class:`Trajectory` (or a dict in its JSON form).
+        task: a :class:`Task` (or a dict).
+        config: verification settings (database for Noise evidence, limits,
+            judge); default ``VerifyConfig()``.
+
+    Returns:
+        A :class:`Verdict` (``reasons`` empty on success; ``details`` say what
+        was compared with what; ``verifier_version`` = ``verifier.__version__``).
+
+    Raises:
+        InputError: ``trajectory`` or ``task`` is not a valid object/dict, or
+        the trajectory answers another task. Never raised for a bad response.
+    """
+    traj = _coerce(trajectory, Trajectory, "trajectory")
+    tsk = _coerce(task, Task, "task")
+    if traj.task_id != tsk.task_id:
+        raise InputError("trajectory.task_id", traj.task_id, f"does not match task.task_id {tsk.task_id!r}")
+    try:
+        parsed = parse(traj.final_response)
+        if tsk.condition == "clean":
+            return _verify_clean(tsk, traj, parsed)
+        return _verify_noise(tsk, traj, parsed, config or _DEFAULT_CONFIG)
+    except Exception as exc:  # an internal bug must not escape as an exception
+        return _verdict(
+            tsk, traj, False, [ReasonCode.VERIFIER_ERROR],
+            {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)},
+        )
+
+
+class _CallableModule(type(__import__("sys"))):
+    """Lets ``verifier.verify(...)`` work even when ``verifier.verify`` is bound to
+    this module (it is, once any code imports ``verifier.verify`` as a module)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Verdict:
+        return verify(*args, **kwargs)
+
+
+__import__("sys").modules[__name__].__class__ = _CallableModule
