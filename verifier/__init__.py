@@ -43,10 +43,12 @@ def __getattr__(name: str) -> Any:
     if name == "verify":
         from .verify import verify
 
+        globals()["verify"] = verify  # the submodule import bound the module here; rebind the function
         return verify
     if name == "parse":
         from .parse import parse
 
+        globals()["parse"] = parse
         return parse
     if name == "verify_batch":
         from .batch import verify_batch
