@@ -73,6 +73,59 @@ def demo_cmd(
     run_demo(workdir=workdir, seed=seed, console=console)
 
 
+@app.command("rollout")
+def rollout_cmd(
+    agent: str = typer.Option(..., "--agent", help="oracle, always-null, answer-anyway, wrong-scope, fabricator or openai."),
+    tasks: Path = typer.Option(..., "--tasks", help="Tasks JSONL."),
+    db: Path = typer.Option(..., "--db", help="DuckDB database the tasks were built on (opened read-only)."),
+    out: Path = typer.Option(..., "--out", help="Trajectories JSONL (appended; episodes already there are skipped)."),
+    k: int = typer.Option(1, "-k", help="Episodes per task (pass@k); trajectory ids are <task_id>#<sample>."),
+    workers: int = typer.Option(1, "--workers", help="Worker processes."),
+    max_steps: int = typer.Option(20, "--max-steps", help="Tool calls per episode before truncation."),
+    verdicts: Optional[Path] = typer.Option(None, "--verdicts", help="Also append the environment's verdicts here."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="openai agent: endpoint (default $OPENAI_BASE_URL)."),
+    model: Optional[str] = typer.Option(None, "--model", help="openai agent: model (default $EHR_AGENT_MODEL)."),
+    evidence_check: bool = typer.Option(False, "--evidence-check", help="openai agent: append the evidence-check instruction (prompt-only baseline)."),
+) -> None:
+    """Run an agent on tasks in the environment and log its trajectories (resumable)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .contract import load_tasks
+    from .env import EnvConfig
+    from .env.rollout import rollout
+    from .errors import VerifierError
+
+    options: dict = {}
+    if agent == "openai":
+        options = {"base_url": base_url, "model": model, "evidence_check": evidence_check}
+    try:
+        task_list = list(load_tasks(tasks).values())
+        with Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[ok]} ok"), TimeElapsedColumn(), console=err_console,
+        ) as bar:
+            job = bar.add_task(f"rollout {agent}", total=len(task_list) * k, ok=0)
+            ok = {"n": 0}
+
+            def tick(verdict) -> None:  # noqa: ANN001 - Verdict
+                ok["n"] += int(verdict.success)
+                bar.update(job, advance=1, ok=ok["n"])
+
+            report = rollout(
+                agent, task_list, db, out, k=k, workers=workers, agent_options=options,
+                config=EnvConfig(max_steps=max_steps), verdicts_out=verdicts, on_episode=tick,
+            )
+            bar.update(job, completed=len(task_list) * k)
+    except VerifierError as exc:
+        _fail(exc)
+    console.print(f"{report.episodes} episodes run, {report.skipped} already in {out}; {report.seconds:.1f} s")
+    for cond in ("clean", "noise"):
+        rate = report.rate(cond)
+        if rate is not None:
+            reasons = ", ".join(f"{r}={n}" for r, n in report.reasons.get(cond, {}).most_common())
+            console.print(f"  {cond}: {report.success[cond]}/{report.total[cond]} succeeded ({rate:.1%})" + (f"; reasons: {reasons}" if reasons else ""))
+
+
 def main() -> None:  # pragma: no cover - console entry
     """Console entry point."""
     app()
