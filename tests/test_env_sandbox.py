@@ -1,0 +1,210 @@
+"""Python steps in EHREnv: state, recorded SQL, and confinement of untrusted code.
+
+Each attack (network, writes outside the folder, database modification,
+limits) must come back as an error observation while the episode continues.
+A small DuckDB file made here is enough: these tests are about the sandbox,
+not the clinical data (the real demo runs in test_env.py/test_agents.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import threading
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from verifier.env import EHREnv, EnvConfig, PythonLimits
+from verifier.env.sandbox import STATE_LOST, PythonSandbox
+from verifier.task import Task
+from verifier.verdict import Verdict
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("sandbox_db") / "small.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE lab_events (patientid INTEGER, itemid INTEGER, value_numeric DOUBLE, chart_time TIMESTAMP)")
+    con.execute("INSERT INTO lab_events VALUES (1, 50971, 4.1, '2150-01-01 08:00'), (1, 50971, 3.9, '2150-01-02 08:00'), (2, 50983, 140, '2150-01-03 09:30')")
+    con.close()
+    return path
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+TASK = Task.model_validate({
+    "task_id": "sandbox-1", "pair_id": "sandbox", "question": "What was the first potassium of patient 1?",
+    "condition": "clean", "intent": "laboratory_microbiology", "program": "test",
+    "reference": {"sql": "SELECT 4.1", "answer": {"type": "quantity", "value": 4.1, "unit": "mmol/L"}},
+})
+
+
+def _scorer(traj, task, cfg):  # the sandbox tests never judge answers
+    return Verdict(task_id=task.task_id, trajectory_id=traj.trajectory_id, success=False, score=0.0,
+                   condition=task.condition, abstained=False, verifier_version="test")
+
+
+@pytest.fixture()
+def env(small_db: Path):
+    limits = PythonLimits(cpu_s=2, cpu_total_s=60, wall_s=4, memory_mb=512, max_output_chars=2000, file_size_mb=1)
+    e = EHREnv(str(small_db), EnvConfig(max_steps=30, python=limits), scorer=_scorer)
+    e.reset(TASK)
+    yield e
+    e.close()
+
+
+def py(env: EHREnv, code: str) -> tuple[str, object]:
+    obs, reward, terminated, truncated, _ = env.step({"kind": "python", "code": code})
+    assert not terminated and not truncated, "a Python step must never end the episode"
+    assert reward == 0.0
+    return obs, env.steps[-1]
+
+
+def test_state_persists_and_sql_is_recorded(env: EHREnv) -> None:
+    obs, _ = py(env, "rows = db.sql('SELECT value_numeric FROM lab_events WHERE patientid = 1 ORDER BY chart_time').rows")
+    obs, step = py(env, "print(sum(v for (v,) in rows))\nlen(rows)")
+    assert "8.0" in obs and obs.strip().endswith("2")
+    first = env.steps[0]
+    assert first.kind == "python" and first.sql == ["SELECT value_numeric FROM lab_events WHERE patientid = 1 ORDER BY chart_time"]
+    assert step.sql == [] and step.error is None
+
+
+def test_query_values_keep_their_types(env: EHREnv) -> None:
+    obs, step = py(env, "r = db.sql('SELECT chart_time, value_numeric FROM lab_events ORDER BY 1 LIMIT 1')\n"
+                        "print(type(r.rows[0][0]).__name__, r.rows[0][0].isoformat(), r.columns)")
+    assert "datetime 2150-01-01T08:00:00 ['chart_time', 'value_numeric']" in obs
+
+
+def test_network_socket_is_refused(env: EHREnv) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    accepted: list[object] = []
+    t = threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True)
+    t.start()
+    try:
+        obs, step = py(env, f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\ns.sendall(b'hi')")
+        assert step.error and "network access is disabled" in step.error
+        obs, step = py(env, f"import _socket\ns = _socket.socket()\ns.connect(('127.0.0.1', {port}))")
+        assert step.error and "network access is disabled" in step.error
+        t.join(0.5)
+        assert not accepted, "the sandbox reached a socket on the host"
+    finally:
+        server.close()
+    obs, step = py(env, "1 + 1")
+    assert obs.strip().endswith("2"), "the episode continues after a refused connection"
+
+
+def test_writes_outside_the_folder_are_refused(env: EHREnv, tmp_path: Path) -> None:
+    target = tmp_path / "escape.txt"
+    obs, step = py(env, f"open({str(target)!r}, 'w').write('x')")
+    assert step.error and "outside the sandbox folder" in step.error
+    assert not target.exists()
+    obs, step = py(env, f"import os\nos.makedirs({str(tmp_path / 'newdir')!r})")
+    assert step.error and not (tmp_path / "newdir").exists()
+    obs, step = py(env, "import os\nos.symlink('/etc', 'etc_link')")
+    assert step.error and "links" in step.error
+    # inside the folder is fine, and files persist between steps
+    obs, step = py(env, "open('notes.txt', 'w').write('kept')")
+    assert step.error is None
+    obs, step = py(env, "open('notes.txt').read()")
+    assert "'kept'" in obs
+
+
+def test_the_database_cannot_be_modified(env: EHREnv, small_db: Path) -> None:
+    before = _digest(small_db)
+    obs, step = py(env, "db.sql('DROP TABLE lab_events')")
+    assert step.error and "not a read" in step.error and step.sql == []
+    obs, step = py(env, "db.sql(\"INSERT INTO lab_events VALUES (9, 1, 1.0, NULL)\")")
+    assert step.error and step.sql == []
+    obs, step = py(env, "import duckdb")
+    assert step.error and "blocked" in step.error
+    obs, step = py(env, f"open({str(small_db)!r}, 'r+b').write(b'garbage')")
+    assert step.error and "outside the sandbox folder" in step.error
+    obs, step = py(env, f"import os\nos.remove({str(small_db)!r})")
+    assert step.error
+    obs, step = py(env, "import ctypes")
+    assert step.error and "blocked" in step.error
+    assert _digest(small_db) == before
+    obs, step = py(env, "db.sql('SELECT count(*) AS n FROM lab_events').rows")
+    assert "[(3,)]" in obs
+
+
+def test_processes_are_refused(env: EHREnv) -> None:
+    obs, step = py(env, "import subprocess\nsubprocess.run(['true'])")
+    assert step.error and "processes" in step.error
+    obs, step = py(env, "import os\nos.system('true')")
+    assert step.error and "processes" in step.error
+
+
+def test_memory_limit(env: EHREnv) -> None:
+    py(env, "x = 7")
+    obs, step = py(env, "b = bytearray(2 * 1024 ** 3)")
+    assert step.error and "MemoryError" in step.error and "512 MB" in step.error
+    obs, step = py(env, "x")
+    assert obs.strip().endswith("7"), "state survives a MemoryError"
+
+
+def test_cpu_limit(env: EHREnv) -> None:
+    py(env, "x = 7")
+    obs, step = py(env, "while True:\n    pass")
+    assert step.error and "CPU-time limit" in step.error
+    obs, step = py(env, "x")
+    assert obs.strip().endswith("7"), "state survives a per-step CPU limit"
+
+
+def test_wall_time_limit_restarts_the_worker(env: EHREnv) -> None:
+    py(env, "x = 7")
+    obs, step = py(env, "import time\ntime.sleep(60)")
+    assert step.error and "wall-time limit" in step.error and STATE_LOST in step.error
+    obs, step = py(env, "x")
+    assert step.error and "NameError" in step.error, "a restarted worker has fresh state"
+    obs, step = py(env, "y = 1; y")
+    assert step.error is None
+
+
+def test_killed_worker_is_restarted_with_a_notice(env: EHREnv) -> None:
+    py(env, "x = 7")
+    env._sandbox._proc.kill()  # noqa: SLF001 - simulate a crash between steps
+    env._sandbox._proc.wait()  # noqa: SLF001
+    obs, step = py(env, "1 + 1")
+    assert STATE_LOST in obs and STATE_LOST in step.error
+    assert step.output.strip() == "2", "the step still ran, in a fresh worker"
+
+
+def test_output_limit(env: EHREnv) -> None:
+    obs, step = py(env, "print('a' * 100000)")
+    assert len(step.output) < 2200 and "output truncated at 2000 characters" in step.output
+    obs, step = py(env, "open('big.bin', 'wb').write(b'0' * (3 * 1024 * 1024))")
+    assert step.error and ("File too large" in step.error or "Errno 27" in step.error)
+
+
+def test_syntax_error_and_exit_are_observations(env: EHREnv) -> None:
+    obs, step = py(env, "def (")
+    assert step.error and "SyntaxError" in step.error
+    obs, step = py(env, "import sys\nsys.exit(3)")
+    assert step.error and "SystemExit" in step.error
+    obs, step = py(env, "2 * 21")
+    assert obs.strip().endswith("42")
+
+
+def test_state_is_fresh_for_each_episode(env: EHREnv) -> None:
+    py(env, "secret = 41")
+    env.reset(TASK)
+    obs, step = py(env, "secret")
+    assert step.error and "NameError" in step.error
+
+
+def test_sandbox_folder_is_removed_on_close(small_db: Path) -> None:
+    sb = PythonSandbox(lambda sql: ([], [], False))
+    res = sb.run("import os\nos.getcwd()")
+    folder = Path(res.output.strip().strip("'"))
+    assert folder == sb.folder and folder.is_dir()
+    sb.close()
+    assert not folder.exists() and not sb.alive
