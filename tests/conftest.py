@@ -68,3 +68,12 @@ def synth_db(tmp_path_factory: pytest.TempPathFactory, synth_dir: Path) -> Path:
     out = tmp_path_factory.mktemp("synth_db") / "synth.duckdb"
     build_database(synth_dir, out)
     return out
+
+
+@pytest.fixture(scope="session")
+def demo_tasks(demo_db: Path) -> list:
+    """Clean-Noise task pairs built once per session from the real demo (``make_tasks``, seed 0)."""
+    from verifier.construction import make_tasks
+
+    tasks, _report = make_tasks(demo_db, seed=0)
+    return tasks
