@@ -420,6 +420,18 @@ def test_reordered_uppercase_header_loads_same_values(tmp_path: Path, mimic_dir:
         assert all(_same(r[k], c.type, g[k]) for k, c in enumerate(spec.columns))
 
 
+def test_extra_source_column_is_named_not_silently_dropped(tmp_path: Path, mimic_dir: Path) -> None:
+    src = _copy_patients(tmp_path, mimic_dir)
+    rows = [_header(mimic_dir / "hosp" / "patients.csv.gz")] + list(_rows(mimic_dir / "hosp" / "patients.csv.gz"))
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([r + (["site_code"] if i == 0 else ["X"]) for i, r in enumerate(rows)])
+    (src / "hosp" / "patients.csv.gz").write_bytes(gzip.compress(buf.getvalue().encode()))
+    report = build_database(src, tmp_path / "db.duckdb")
+    assert report.table("patients").rows == len(rows) - 1
+    assert any("site_code" in n for n in report.table("patients").notes)
+    assert any("site_code" in n for n in report.notes)
+
+
 # ---------------------------------------------------------------- header mapping (property)
 
 

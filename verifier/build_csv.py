@@ -96,10 +96,8 @@ def column_plan(path: Path, spec: TableSpec, header: list[str]) -> tuple[dict[st
             plan[col.name] = col.type
     missing = [c.source for c in spec.columns if c.source.lower() not in seen]
     if missing:
-        raise SourceDataError(
-            path, f"column {missing[0]!r} missing from the header (table {spec.source}; also missing: {missing[1:]})"
-            if len(missing) > 1 else f"column {missing[0]!r} missing from the header (table {spec.source})"
-        )
+        more = f"; also missing: {', '.join(missing[1:])}" if len(missing) > 1 else ""
+        raise SourceDataError(path, f"column {missing[0]!r} missing from the header (table {spec.source}{more})")
     return plan, tuple(ignored)
 
 
