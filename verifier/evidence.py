@@ -1,0 +1,380 @@
+"""Evidence for a Noise abstention: which queries count, and did the agent really see them.
+
+DESIGN.md section 4 ("Noise abstentions", steps 2-3).
+
+Extraction (``extract_evidence``):
+    * every SQL step, in order (a step with a recorded error is kept, marked
+      failed: it can only ever yield ``EVIDENCE_QUERY_FAILED``);
+    * the SQL executed inside Python steps: ``Step.sql`` as recorded by the
+      environment; for trajectories from elsewhere (``Step.sql`` empty), the
+      string literals passed to ``execute``/``sql``/``query``/``read_sql``...
+      calls, recovered by parsing the Python with ``ast`` (``sql_in_python``);
+    * when the final response cites steps (``[step 3]``), only cited steps.
+
+Fabrication (``output_matches``): each evidence query is re-executed
+read-only and its result compared with what the trajectory recorded. The
+rule, most specific first:
+    1. structured rows recorded (``Step.columns``/``Step.rows``): same column
+       names (case-insensitive) and the same multiset of rows, cells compared
+       canonically (``canon_cell``: numbers to 10 significant digits, ISO
+       datetimes, ``None``); when either side hit the row cap only the
+       recorded rows must be found among the re-executed ones;
+    2. text in ``verifier.render.render_result`` form (a ``(N rows...)``
+       footer): the same header, the same row count ``N``, and every shown row
+       (canonical cells) found among the re-executed rows, order-free;
+    3. any other ("foreign") text: an empty-result claim (``[]``, ``0 rows``,
+       ``Empty DataFrame``, ``no rows``...) on a non-empty result is
+       fabricated; otherwise every number in the text must be a number of the
+       re-executed result (its rendered cells and column names, compared at
+       the text's stated decimals) or its row count.
+    Python steps are not compared (their printed output is the agent code's
+    transformation of the rows, which the verifier does not re-run).
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import decimal
+import math
+import re
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal, Sequence
+
+from .config import DisplayConfig
+from .render import format_cell, render_result
+from .sqlsafe import QueryResult
+from .trajectory import Step, Trajectory
+
+Origin = Literal["sql", "python_recorded", "python_ast"]
+
+
+@dataclass(frozen=True)
+class EvidenceQuery:
+    """One query that may serve as evidence.
+
+    Attributes:
+        step: 1-based index of the step it came from.
+        position: 0-based position among the step's queries (Python steps may run several).
+        sql: the query text as the agent wrote it.
+        origin: ``sql`` step, Python step's ``recorded`` SQL, or recovered by ``ast``.
+        failed: the recorded error when the step failed (then never evidence).
+        step_ref: the step itself (for recorded output and rows).
+    """
+
+    step: int
+    position: int
+    sql: str
+    origin: Origin
+    failed: str | None = None
+    step_ref: Step | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass
+class EvidenceSet:
+    """What ``extract_evidence`` found.
+
+    Attributes:
+        queries: the candidate evidence queries, in trajectory order.
+        cited: the valid cited step indices (empty: no citation restriction).
+        invalid_citations: cited indices that name no step.
+        unresolved: ``(step, reason)`` for Python calls whose SQL could not be
+            recovered statically (e.g. an f-string with a variable).
+    """
+
+    queries: list[EvidenceQuery]
+    cited: list[int] = field(default_factory=list)
+    invalid_citations: list[int] = field(default_factory=list)
+    unresolved: list[tuple[int, str]] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- extraction
+#: Method or function names whose first argument is a SQL string.
+SQL_CALLS = frozenset({
+    "execute", "executemany", "sql", "query", "read_sql", "read_sql_query", "run_sql", "fetchdf_sql",
+    "run_query", "raw_sql",
+})
+
+
+def _const_str(node: ast.AST, env: dict[str, str]) -> str | None:
+    """Statically evaluate a string expression: literals, ``+`` concatenation,
+    constant-only f-strings, names bound to such strings, ``dedent(...)``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _const_str(node.left, env), _const_str(node.right, env)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                parts.append(v.value)
+            elif isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None:
+                inner = _const_str(v.value, env)
+                if inner is None:
+                    return None
+                parts.append(inner)
+            else:
+                return None
+        return "".join(parts)
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.Call) and node.args and not node.keywords:
+        fname = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if fname in ("dedent", "strip"):
+            return _const_str(node.args[0], env)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "strip" and not node.args:
+        return _const_str(node.func.value, env)
+    return None
+
+
+def sql_in_python(code: str) -> tuple[list[str], list[str]]:
+    """Recover the SQL strings a piece of Python passes to query calls.
+
+    Walks the statements in source order, tracking simple assignments of
+    string constants (``q = "SELECT ..."``), and collects the first argument
+    (or ``sql=``/``query=`` keyword) of calls named in ``SQL_CALLS``
+    (``con.execute(q)``, ``db.sql("...")``, ``pd.read_sql(q, con)``).
+
+    Args:
+        code: Python source.
+
+    Returns:
+        ``(sqls, unresolved)``: the SQL texts in call order, and a short
+        description of each call whose argument is not a static string.
+        Unparseable Python gives ``([], ["python does not parse: ..."])``.
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError) as exc:
+        return [], [f"python does not parse: {exc}"]
+    env: dict[str, str] = {}
+    sqls: list[str] = []
+    unresolved: list[str] = []
+
+    class Visitor(ast.NodeVisitor):
+        def visit_Assign(self, node: ast.Assign) -> None:
+            self.generic_visit(node)
+            value = _const_str(node.value, env)
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    if value is None:
+                        env.pop(target.id, None)
+                    else:
+                        env[target.id] = value
+
+        def visit_Call(self, node: ast.Call) -> None:
+            self.generic_visit(node)
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name not in SQL_CALLS:
+                return
+            arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in ("sql", "query")), None)
+            if arg is None:
+                return
+            text = _const_str(arg, env)
+            if text is None:
+                unresolved.append(f"{name}() at line {node.lineno}: argument is not a static string")
+            elif text.strip():
+                sqls.append(text)
+
+    Visitor().visit(tree)
+    return sqls, unresolved
+
+
+def extract_evidence(trajectory: Trajectory, citations: Iterable[int] | None = None) -> EvidenceSet:
+    """Collect the candidate evidence queries of a trajectory.
+
+    Args:
+        trajectory: the episode.
+        citations: 1-based step indices cited by the final response
+            (``ParsedResponse.citations``); empty or ``None`` means no
+            restriction. Indices naming no step are reported, not used.
+
+    Returns:
+        An ``EvidenceSet`` (queries in trajectory order).
+    """
+    n = len(trajectory.steps)
+    cited_all = sorted(set(int(c) for c in (citations or [])))
+    cited = [c for c in cited_all if 1 <= c <= n]
+    invalid = [c for c in cited_all if not 1 <= c <= n]
+    out = EvidenceSet(queries=[], cited=cited, invalid_citations=invalid)
+    keep = set(cited) if cited_all else None
+    for step in trajectory.steps:
+        if keep is not None and step.index not in keep:
+            continue
+        failed = step.error or None
+        if step.kind == "sql":
+            out.queries.append(EvidenceQuery(step.index, 0, step.code, "sql", failed, step))
+            continue
+        if step.sql:
+            sqls, origin = list(step.sql), "python_recorded"
+        else:
+            sqls, unresolved = sql_in_python(step.code)
+            origin = "python_ast"
+            out.unresolved += [(step.index, u) for u in unresolved]
+        for pos, text in enumerate(sqls):
+            out.queries.append(EvidenceQuery(step.index, pos, text, origin, failed, step))  # type: ignore[arg-type]
+    return out
+
+
+# ---------------------------------------------------------------- canonical cells
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?")
+_NUMBER_TEXT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _canon_number(x: float) -> Any:
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return float(f"{x:.10g}")
+
+
+def canon_cell(value: Any) -> Any:
+    """A cell in canonical, hashable form for comparisons across sources.
+
+    Numbers (int, float, Decimal, numeric text) become floats rounded to 10
+    significant digits; datetimes and ISO-looking text become
+    ``YYYY-MM-DD HH:MM:SS`` text (date only for dates); ``None``, ``"NULL"``,
+    ``"None"`` become ``None``; booleans stay booleans; other values their
+    ``format_cell`` text, stripped.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return _canon_number(float(value))
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None).isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    text = (value if isinstance(value, str) else format_cell(value)).strip()
+    if text in ("NULL", "None", "null", "NaT", "<NA>"):
+        return None
+    if text in ("True", "true"):
+        return True
+    if text in ("False", "false"):
+        return False
+    if _NUMBER_TEXT.fullmatch(text):
+        try:
+            return _canon_number(float(text))
+        except ValueError:
+            return text
+    if _ISO.fullmatch(text):
+        try:
+            parsed = dt.datetime.fromisoformat(text)
+        except ValueError:
+            return text
+        return parsed.date().isoformat() if len(text) == 10 else parsed.isoformat(sep=" ")
+    return text
+
+
+def canon_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    """``canon_cell`` applied to every cell of every row."""
+    return [tuple(canon_cell(v) for v in row) for row in rows]
+
+
+# ---------------------------------------------------------------- fabrication
+_FOOTER = re.compile(r"\((\d+) rows?(?:, showing first (\d+))?\)")
+_EMPTY_CLAIM = re.compile(
+    r"\s*(?:\[\s*\]|\(\s*\)|\{\s*\}|empty( dataframe| result| set)?.*|\(?0 rows?\)?.*|no rows.*|no results?.*|none)\s*",
+    re.IGNORECASE | re.DOTALL,
+)
+_TOKEN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _sub_multiset(part: Iterable[tuple[Any, ...]], whole: Iterable[tuple[Any, ...]]) -> bool:
+    return not (Counter(part) - Counter(whole))
+
+
+def _match_structured(step: Step, result: QueryResult) -> tuple[bool, str]:
+    cols = [c.lower() for c in step.columns or []]
+    if cols != [c.lower() for c in result.columns]:
+        return False, f"recorded columns {step.columns} differ from re-executed {result.columns}"
+    recorded = canon_rows(step.rows or [])
+    actual = canon_rows(result.rows)
+    if result.truncated:
+        # both sides stopped at a row cap: which rows came first is not defined
+        ok = len(recorded) >= len(actual)
+        return ok, ("both results reach the row cap" if ok else f"recorded {len(recorded)} rows; the database has more than {len(actual)}")
+    if Counter(recorded) == Counter(actual):
+        return True, f"same {len(actual)} rows"
+    return False, f"recorded {len(recorded)} rows differ from the {len(actual)} re-executed rows"
+
+
+def _match_rendered(text: str, result: QueryResult) -> tuple[bool, str]:
+    lines = text.rstrip().splitlines()
+    footer = _FOOTER.fullmatch(lines[-1].strip())
+    assert footer is not None
+    body = lines[:-1]
+    if body and body[-1].strip() == "[truncated]":
+        body = body[:-2]  # the marker and the line it cut
+    header, shown = (body[0], body[1:]) if body else ("", [])
+    if [h.strip().lower() for h in header.split(" | ")] != [c.lower() for c in result.columns]:
+        return False, f"recorded header {header!r} differs from re-executed columns {result.columns}"
+    n = int(footer.group(1))
+    if not result.truncated and n != len(result.rows):
+        return False, f"recorded {n} rows, the database returns {len(result.rows)}"
+    if result.truncated and n < len(result.rows):
+        return False, f"recorded {n} rows, the database returns more than {len(result.rows)}"
+    width = len(result.columns)
+    cells = [tuple(canon_cell(c) for c in line.split(" | ")) for line in shown]
+    if any(len(c) != width for c in cells):
+        # a cell holding " | " is ambiguous: compare the rendered lines instead
+        actual_lines = Counter(" | ".join(format_cell(v) for v in r) for r in result.rows)
+        ok = not (Counter(shown) - actual_lines)
+    else:
+        ok = _sub_multiset(cells, canon_rows(result.rows))
+    return ok, ("shown rows are rows of the re-executed result" if ok else "shown rows are not produced by the database")
+
+
+def _numbers(text: str) -> list[tuple[float, int]]:
+    out = []
+    for tok in _TOKEN_NUMBER.findall(text):
+        decimals = len(tok.split(".")[1]) if "." in tok else 0
+        out.append((float(tok), decimals))
+    return out
+
+
+def _match_foreign(text: str, result: QueryResult) -> tuple[bool, str]:
+    if _EMPTY_CLAIM.fullmatch(text):
+        if result.rows:
+            return False, f"recorded output claims an empty result; the database returns {len(result.rows)} row(s)"
+        return True, "empty result, as recorded"
+    rendered = render_result(result.columns, result.rows, DisplayConfig(max_rows=max(1, len(result.rows)), max_chars=10**9))
+    known = sorted({v for v, _ in _numbers(rendered)} | {float(len(result.rows))})
+    for value, decimals in _numbers(text):
+        tol = 0.5 * 10 ** (-decimals) + 1e-9 * abs(value)
+        i = bisect_left(known, value - tol)
+        if i >= len(known) or known[i] > value + tol:
+            return False, f"recorded number {value:g} is not in the re-executed result"
+    return True, "every recorded number is in the re-executed result"
+
+
+def output_matches(step: Step, result: QueryResult, display: DisplayConfig | None = None) -> tuple[bool, str]:
+    """Whether ``step``'s recorded output could have come from ``result``.
+
+    Args:
+        step: the trajectory step (SQL step; Python steps are not compared).
+        result: the read-only re-execution of the step's query.
+        display: the environment's display limits (for the exact-render fast path).
+
+    Returns:
+        ``(matches, why)``; the rule is in the module docstring.
+    """
+    if step.kind != "sql":
+        return True, "python output is not compared (agent code transforms the rows)"
+    if step.columns is not None and step.rows is not None:
+        return _match_structured(step, result)
+    text = (step.output or "").strip("\n")
+    if not text.strip():
+        return True, "no recorded output to compare"
+    if text == render_result(result.columns, result.rows, display):
+        return True, "recorded output equals the re-rendered result"
+    if _FOOTER.fullmatch(text.rstrip().splitlines()[-1].strip()):
+        return _match_rendered(text, result)
+    return _match_foreign(text, result)

@@ -1,0 +1,134 @@
+"""Does the Reasoning name the unmet requirement? (deterministic check)
+
+DESIGN.md section 4 point 6, issue 4 item 6. The task's
+``UnmetRequirement.key_terms`` are what a Reasoning must name, e.g.
+``["Potassium", "admission 22595853"]``. Every key term must be named; a
+term may list alternatives separated by ``|`` (``"potassium|K+"``).
+
+Matching, after normalisation (Unicode to ASCII, lower case, ``_``/``-`` and
+punctuation to spaces, number words to digits, the phrase synonyms of
+``rules/noise.toml`` ``[reasoning]`` such as "hadm id" -> "admission"):
+    * every token of the term holding a digit (ids, codes, counts) must appear
+      as a whole token of the Reasoning, exactly;
+    * the term's other words (stopwords dropped) must be named: the whole
+      phrase appears, or at least ``word_fraction`` of them (rounded up, at
+      least one) each match a Reasoning word with rapidfuzz ``ratio`` >=
+      ``fuzz_threshold`` (words shorter than ``min_fuzzy_length`` exactly).
+So "Potassium, Whole Blood" is named by "no whole-blood potassium", and
+"admission 22595853" by "hadm_id 22595853" but not by "admission 22595854".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from .rules import load_toml
+from .task import UnmetRequirement
+
+
+@dataclass(frozen=True)
+class ReasoningRules:
+    """``rules/noise.toml`` ``[reasoning]`` (and ``[numbers]``), compiled."""
+
+    threshold: float
+    min_fuzzy_length: int
+    word_fraction: float
+    stopwords: frozenset[str]
+    synonyms: tuple[tuple[re.Pattern[str], str], ...]
+    number_words: re.Pattern[str] | None
+    number_values: dict[str, int]
+
+
+@lru_cache(maxsize=1)
+def rules() -> ReasoningRules:
+    """The compiled reasoning rules (cached).
+
+    Raises:
+        RulesError: ``rules/noise.toml`` missing or malformed.
+    """
+    data = load_toml("noise.toml")
+    rs = data["reasoning"]
+    words = {k.lower(): int(v) for k, v in data.get("numbers", {}).get("words", {}).items()}
+    syn = tuple(
+        (re.compile(rf"\b{re.escape(_basic(a))}\b"), _basic(b))
+        for a, b in sorted(rs.get("synonyms", []), key=lambda p: len(p[0]), reverse=True)
+    )
+    return ReasoningRules(
+        threshold=float(rs["fuzz_threshold"]),
+        min_fuzzy_length=int(rs["min_fuzzy_length"]),
+        word_fraction=float(rs["word_fraction"]),
+        stopwords=frozenset(w.lower() for w in rs.get("stopwords", [])),
+        synonyms=syn,
+        number_words=re.compile(rf"\b(?:{'|'.join(map(re.escape, words))})\b") if words else None,
+        number_values=words,
+    )
+
+
+def _basic(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    text = re.sub(r"[^a-z0-9.]+", " ", text.lower())
+    text = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", text)  # keep decimal points only
+    return " ".join(text.split())
+
+
+def normalise(text: str) -> str:
+    """Normalised text for matching (see module docstring)."""
+    r = rules()
+    out = _basic(text)
+    if r.number_words is not None:
+        out = r.number_words.sub(lambda m: str(r.number_values[m.group(0)]), out)
+    for pattern, repl in r.synonyms:
+        out = pattern.sub(repl, out)
+    return out
+
+
+def _alternative_named(alt: str, text: str, tokens: list[str], token_set: set[str]) -> bool:
+    r = rules()
+    words = normalise(alt).split()
+    if not words:
+        return False
+    numeric = [w for w in words if any(ch.isdigit() for ch in w)]
+    if any(w not in token_set for w in numeric):
+        return False
+    content = [w for w in words if w not in numeric and w not in r.stopwords]
+    if not content:
+        return True
+    if re.search(rf"\b{re.escape(' '.join(content))}\b", text):
+        return True
+    need = max(1, math.ceil(r.word_fraction * len(content)))
+    named = 0
+    for w in content:
+        if w in token_set:
+            named += 1
+        elif len(w) >= r.min_fuzzy_length and process.extractOne(w, tokens, scorer=fuzz.ratio, score_cutoff=r.threshold):
+            named += 1
+    return named >= need
+
+
+def check_reasoning(reasoning: str, requirement: UnmetRequirement) -> tuple[bool, dict[str, Any]]:
+    """Whether ``reasoning`` names every key term of ``requirement``.
+
+    Args:
+        reasoning: the parsed Reasoning text.
+        requirement: the task's unmet requirement (its ``key_terms``).
+
+    Returns:
+        ``(ok, details)`` with ``named`` and ``missing`` key terms. With no key
+        terms the check passes (``details["key_terms"] == []``).
+    """
+    text = normalise(reasoning or "")
+    tokens = text.split()
+    token_set = set(tokens)
+    named: list[str] = []
+    missing: list[str] = []
+    for term in requirement.key_terms:
+        alts = [a for a in term.split("|") if a.strip()]
+        (named if any(_alternative_named(a, text, tokens, token_set) for a in alts) else missing).append(term)
+    return not missing, {"key_terms": list(requirement.key_terms), "named": named, "missing": missing}
