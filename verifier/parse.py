@@ -51,10 +51,12 @@ __all__ = [
     "extract_list", "extract_numbers", "extract_quantities", "extract_records",
 ]
 
-_TAG = {
-    name: re.compile(rf"<\s*{name}\s*>(.*?)(?:<\s*/\s*{name}\s*>|\Z)", re.I | re.S)
-    for name in ("answer", "final_answer", "reasoning")
-}
+_TAGS = re.compile(
+    r"<\s*(answer|final_answer|reasoning)\s*>(.*?)"
+    r"(?:<\s*/\s*\1\s*>|(?=<\s*(?:answer|final_answer|reasoning)\s*>)|\Z)",
+    re.I | re.S,
+)
+_HAS_TAG = re.compile(r"(?i)<\s*(?:final_)?answer\s*>")
 _FENCE_JSON = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.S)
 _LABEL = re.compile(
     r"^[ \t>]*(?:#{1,6}[ \t]*)?(?:\*\*|__|\*|_)?[ \t]*"
@@ -70,6 +72,7 @@ _CITE = re.compile(
 _CITE_PART = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*#?\s*(\d+))?")
 _BLANK = re.compile(r"\n[ \t]*\n")
 _WRAP = re.compile(r"^(\*\*|__|`{1,3}|\*|_|\"|')(.*)\1$", re.S)
+_WRAP_CHARS = frozenset("*_`\"'.")
 _ANSWER_KEYS = ("answer", "final_answer")
 _REASON_KEYS = ("reasoning", "rationale", "explanation")
 
@@ -108,13 +111,15 @@ class ParsedResponse:
 def is_null_answer(answer: str) -> bool:
     """True when ``answer`` is one of the documented NULL spellings."""
     s = strip_markdown(_clean(answer)).strip("\"'[]").strip()
-    return bool(_NULL.match(s))
+    return s[:1] in ("n", "N") and bool(_NULL.match(s))
 
 
 def _clean(answer: str) -> str:
     """Strip whitespace, whole-answer Markdown wrapping (``**x**``, `` `x` ``,
     code fences, quotes) and one trailing period of a one-line answer."""
     s = answer.strip()
+    if not s or (s[0] not in _WRAP_CHARS and s[-1] not in _WRAP_CHARS):
+        return s
     for _ in range(4):
         if "\n" not in s and s.endswith(".") and not s.endswith(".."):
             s = s[:-1].rstrip()
@@ -131,7 +136,7 @@ def _clean(answer: str) -> str:
 def _citations(*texts: str) -> list[int]:
     found: set[int] = set()
     for text in texts:
-        if "step" not in text.lower():
+        if "tep" not in text and "TEP" not in text:
             continue
         for m in _CITE.finditer(text):
             for part in _CITE_PART.finditer(m[1]):
@@ -203,17 +208,14 @@ def parse(text: str) -> ParsedResponse:
     if not text.strip():
         return ParsedResponse("", error="empty final response")
     fmt, answer_json, answer, reasoning = "", None, None, ""
-    lower = text.lower()
-    if "<answer" in lower or "<final_answer" in lower:
-        m = None
-        for name in ("answer", "final_answer"):
-            ms = list(_TAG[name].finditer(text))
-            if ms:
-                m = ms[-1]
-        if m is not None:
-            answer, fmt = m[1], "tags"
-            rm = list(_TAG["reasoning"].finditer(text))
-            reasoning = rm[-1][1].strip() if rm else ""
+    if "<" in text and _HAS_TAG.search(text):
+        for m in _TAGS.finditer(text):
+            if m[1].lower() == "reasoning":
+                reasoning = m[2].strip()
+            else:
+                answer = m[2]
+        if answer is not None:
+            fmt = "tags"
     if answer is None and "{" in text:
         got = _from_json(text)
         if got is not None:

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from .config import VerifyConfig
 from .errors import InputError
+from .match.dispatch import match_answer
 from .parse import ParsedResponse, parse
 from .reasons import ReasonCode
 from .task import Task
@@ -34,6 +35,9 @@ from .trajectory import Trajectory
 from .verdict import Verdict
 
 _DEFAULT_CONFIG = VerifyConfig()
+_new_verdict = object.__new__
+_setattr = object.__setattr__
+_FIELDS_SET = frozenset(Verdict.model_fields)
 
 
 def _version() -> str:
@@ -60,19 +64,26 @@ def _coerce(obj: Any, model: type, name: str) -> Any:
 
 def _verdict(task: Task, traj: Trajectory, abstained: bool, reasons: list[ReasonCode], details: dict) -> Verdict:
     ok = not reasons
-    # model_construct: every field is built here with the right type; skipping
-    # validation keeps the hot path fast (bench_verify_clean.py).
-    return Verdict.model_construct(
-        task_id=task.task_id,
-        trajectory_id=traj.trajectory_id,
-        success=ok,
-        score=1.0 if ok else 0.0,
-        condition=task.condition,
-        abstained=abstained,
-        reasons=reasons,
-        details=details,
-        verifier_version=_VERSION,
-    )
+    # Every field is built here with the right type, so validation is skipped
+    # (what model_construct does, minus its per-call default handling): this
+    # keeps the hot path fast (bench_verify_clean.py). tests/test_verify_clean.py
+    # checks the result equals a validated Verdict and round-trips JSON/pickle.
+    v = _new_verdict(Verdict)
+    _setattr(v, "__dict__", {
+        "task_id": task.task_id,
+        "trajectory_id": traj.trajectory_id,
+        "success": ok,
+        "score": 1.0 if ok else 0.0,
+        "condition": task.condition,
+        "abstained": abstained,
+        "reasons": reasons,
+        "details": details,
+        "verifier_version": _VERSION,
+    })
+    _setattr(v, "__pydantic_fields_set__", _FIELDS_SET)
+    _setattr(v, "__pydantic_extra__", None)
+    _setattr(v, "__pydantic_private__", None)
+    return v
 
 
 def _parse_details(parsed: ParsedResponse) -> dict[str, Any]:
@@ -85,8 +96,6 @@ def _parse_details(parsed: ParsedResponse) -> dict[str, Any]:
 
 
 def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdict:
-    from .match.dispatch import match_answer
-
     pd = _parse_details(parsed)
     if parsed.error:
         return _verdict(task, traj, False, [ReasonCode.UNPARSEABLE_RESPONSE], {"parse": pd})

@@ -59,6 +59,8 @@ _TIME = r"(?:(?:,\s*|\s+(?:at\s+)?)(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp]\.?[M
 _MDY = re.compile(rf"\b{_MON}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}}){_TIME}", re.I)
 _DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON},?\s+(\d{{4}}){_TIME}", re.I)
 _MY = re.compile(rf"\b{_MON}\s+(\d{{4}})\b", re.I)
+_HAS_YEAR = re.compile(r"\d{4}")  # every date form has a 4-digit year: cheap pre-check
+_HAS_MONTH = re.compile(r"(?i)jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec")
 _BOOL = re.compile(r"^\W*(yes|no|true|false|y|n)\b", re.I)
 _BOOL_MAP = {"yes": True, "y": True, "true": True, "no": False, "n": False, "false": False}
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.*\S)\s*$")
@@ -142,6 +144,8 @@ def strip_markdown(text: str) -> str:
 def _datetimes_cached(text: str) -> tuple[DatetimeToken, ...]:
     out: list[DatetimeToken] = []
     taken: list[tuple[int, int]] = []
+    if not _HAS_YEAR.search(text):
+        return ()
 
     def add(y: int, mo: int, d: int | None, hh: str | None, mi: str | None, ss: str | None, ampm: str | None,
             span: tuple[int, int]) -> None:
@@ -162,12 +166,17 @@ def _datetimes_cached(text: str) -> tuple[DatetimeToken, ...]:
         out.append(DatetimeToken(value, prec, *span))
         taken.append(span)
 
-    for m in _ISO.finditer(text):
-        add(int(m[1]), int(m[2]), int(m[3]), m[4], m[5], m[6], None, m.span())
-    for m in _SLASH.finditer(text):
-        a, b = int(m[1]), int(m[2])
-        mo, d = (b, a) if a > 12 else (a, b)
-        add(int(m[3]), mo, d, m[4], m[5], m[6], m[7], m.span())
+    if "-" in text:
+        for m in _ISO.finditer(text):
+            add(int(m[1]), int(m[2]), int(m[3]), m[4], m[5], m[6], None, m.span())
+    if "/" in text:
+        for m in _SLASH.finditer(text):
+            a, b = int(m[1]), int(m[2])
+            mo, d = (b, a) if a > 12 else (a, b)
+            add(int(m[3]), mo, d, m[4], m[5], m[6], m[7], m.span())
+    if not _HAS_MONTH.search(text):
+        out.sort(key=lambda t: t.start)
+        return tuple(out)
     for m in _MDY.finditer(text):
         add(int(m[3]), _MONTHS[m[1].lower()[:3] if m[1].lower()[:4] != "sept" else "sep"], int(m[2]),
             m[4], m[5], m[6], m[7], m.span())
@@ -230,8 +239,22 @@ def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
     return None, pos
 
 
+_SIMPLE_Q = re.compile(r"^([+\-]?\d+(?:\.\d+)?)(?:\s*([A-Za-zµμ°º%#/][^\s\d]*(?:/[^\s]+)?))?$")
+
+
 @lru_cache(maxsize=65536)
 def _quantities_cached(text: str) -> tuple[QuantityToken, ...]:
+    m = _SIMPLE_Q.match(text)
+    if m is not None:  # fast path: "5.2", "5.2 mEq/L", "35.2%"
+        raw, unit = m[1], m[2]
+        if unit is None or unit.casefold() not in _STOP:
+            try:
+                if unit is not None:
+                    parse_unit(unit)
+                value, decimals = _to_float(raw)
+                return (QuantityToken(value, unit, decimals, 0, len(text)),)
+            except UnitError:
+                pass
     masked = _mask(text, [(t.start, t.end) for t in _datetimes_cached(text)])
     out: list[QuantityToken] = []
     for m in NUMBER_RE.finditer(masked):
@@ -316,7 +339,7 @@ def extract_records(text: str, json_value: Any = None) -> tuple[list[str], list[
         ``(columns, rows)`` with cells as strings (or JSON scalars), or
         ``None`` when no table is recognisable.
     """
-    data = json_value
+    data = None if isinstance(json_value, str) else json_value
     stripped = text.strip()
     if data is None and stripped[:1] in "[{":
         try:

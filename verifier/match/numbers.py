@@ -10,7 +10,8 @@ Tolerance rule (documented for task authors):
   (mirrored for ``r < 0``). So at one decimal 5.25 and 5.34 match 5.3, 5.35
   does not (it rounds to 5.4) and 5.2 does not. The reference itself is first
   rounded to ``d`` decimals. A relative slack of ``rounding.boundary_eps``
-  (rules/tolerances.toml) moves both edges down so that float noise from unit
+  (rules/tolerances.toml, capped at a tenth of ``h``) moves both edges down
+  for r >= 0 (up for r < 0) so that float noise from unit
   conversion (90 mg/dL -> 4.99567 mmol/L) never flips a decision.
 - Else the relative tolerance from ``rules/tolerances.toml`` applies.
 - Counts are exact.
@@ -80,7 +81,7 @@ def within(sub: float, ref: float, rule: tuple) -> bool:
         d, eps = rule[1], rule[2]
         r = _round_ref(ref, d)
         h = 0.5 * 10.0 ** (-d)
-        slack = eps * max(1.0, abs(r))
+        slack = min(eps * max(1.0, abs(r)), 0.1 * h)
         if r >= 0:
             return r - h - slack <= sub < r + h - slack
         return r - h + slack < sub <= r + h + slack
