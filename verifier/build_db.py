@@ -18,22 +18,24 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from .build_csv import find_csv, load_csv_table, quote_ident
 from .build_meds import MEDS_LACKS, load_meds_chart_events
+from .build_report import BuildReport, TableReport, print_summary
 from .errors import RulesError, SourceDataError
 from .rules import load_toml, rules_path
 from .schema_doc import comment_columns, comment_table
 from .schema_map import ADMISSION_AGE, TableSpec, schema_tables
+
+__all__ = ["BuildReport", "TableReport", "build_database", "print_summary"]
 
 #: Table that ``--chartevents-meds`` fills.
 CHART_EVENTS = "chart_events"
@@ -43,84 +45,6 @@ ADMISSION_AGE_SQL = (
     f"UPDATE admissions SET {ADMISSION_AGE} = CAST(p.anchor_age + year(admissions.admission_time) - p.anchor_year AS INTEGER) "
     "FROM patients p WHERE p.patientid = admissions.patientid"
 )
-
-
-@dataclass(frozen=True)
-class TableReport:
-    """What happened to one table.
-
-    Attributes:
-        name: target table name (e.g. ``"lab_events"``).
-        source: ``"<module>/<source>"`` (e.g. ``"hosp/labevents"``).
-        origin: ``"csv"`` (loaded from its CSV), ``"meds"`` (chart events from a MEDS file)
-            or ``"absent"`` (no source: created empty with its full schema).
-        rows: rows in the built table.
-        source_rows: rows counted in the source (None when absent).
-        path: the source file read (None when absent).
-        columns: number of columns of the built table.
-        notes: human-readable remarks (ignored extra source columns, MEDS gaps, ...).
-    """
-
-    name: str
-    source: str
-    origin: str
-    rows: int
-    source_rows: int | None
-    path: Path | None
-    columns: int
-    notes: tuple[str, ...] = ()
-
-    @property
-    def count_ok(self) -> bool:
-        """True when the table has exactly the source's rows (or is absent and empty)."""
-        return self.rows == (self.source_rows or 0)
-
-
-@dataclass(frozen=True)
-class BuildReport:
-    """Result of :func:`build_database`.
-
-    Attributes:
-        out: the database file written.
-        mimic_dir: the source folder.
-        tables: one :class:`TableReport` per table, in ``rules/schema.toml`` order.
-        notes: build-level remarks (absent tables, MEDS gaps), also printed by :func:`print_summary`.
-        meds_lacks: what the MEDS source lacked (empty when chart events did not come from MEDS).
-        seconds: wall-clock build time.
-    """
-
-    out: Path
-    mimic_dir: Path
-    tables: tuple[TableReport, ...]
-    notes: tuple[str, ...]
-    meds_lacks: tuple[str, ...]
-    seconds: float
-
-    @property
-    def missing_tables(self) -> tuple[str, ...]:
-        """Names of the tables absent from the source (created empty)."""
-        return tuple(t.name for t in self.tables if t.origin == "absent")
-
-    @property
-    def n_tables(self) -> int:
-        """Number of tables built."""
-        return len(self.tables)
-
-    @property
-    def n_columns(self) -> int:
-        """Number of columns over all tables."""
-        return sum(t.columns for t in self.tables)
-
-    def table(self, name: str) -> TableReport:
-        """The report of table ``name``.
-
-        Raises:
-            KeyError: no such table.
-        """
-        for t in self.tables:
-            if t.name == name:
-                return t
-        raise KeyError(name)
 
 
 def derived_columns() -> dict[str, tuple[str, str, str]]:
@@ -166,80 +90,102 @@ def _write_comments(
 
 
 @contextmanager
-def _progress(enabled: bool, total: int) -> Iterator[tuple[Progress | None, object]]:
+def _progress(enabled: bool, total: int) -> Iterator[Callable[[str], None]]:
+    """Yield ``step(description)``: completes the previous step and shows the next on a rich bar (stderr)."""
     if not enabled:
-        yield None, None
+        yield lambda _desc: None
         return
     bar = Progress(
         TextColumn("[bold]build-db[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
         TimeElapsedColumn(), console=Console(stderr=True), transient=False,
     )
     with bar:
-        yield bar, bar.add_task("starting", total=total)
+        task = bar.add_task("starting", total=total)
+        started = False
+
+        def step(desc: str) -> None:
+            nonlocal started
+            if started:
+                bar.advance(task)
+            started = True
+            bar.update(task, description=desc)
+
+        yield step
+        bar.update(task, completed=total, description="done")
 
 
-def _build(
-    con: duckdb.DuckDBPyConnection, mimic_dir: Path, meds: Path | None, progress: bool
-) -> tuple[list[TableReport], list[str], tuple[str, ...]]:
+@dataclass
+class _Outcome:
+    """What the build has gathered so far: table reports, notes, table-comment suffixes."""
+
+    reports: list[TableReport] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    suffix: dict[str, str] = field(default_factory=dict)
+    meds_lacks: tuple[str, ...] = ()
+
+
+def _load_from_csv(con: duckdb.DuckDBPyConnection, spec: TableSpec, path: Path, ncols: int, meds: Path | None, out: _Outcome) -> None:
+    src = f"{spec.module}/{spec.source}"
+    load = load_csv_table(con, path, spec)
+    tnotes = tuple(f"source column {c!r} is not in rules/schema.toml: not loaded" for c in load.ignored_columns)
+    out.notes.extend(f"{spec.name}: {n}" for n in tnotes)
+    if spec.name == CHART_EVENTS and meds is not None:
+        out.notes.append(f"{CHART_EVENTS}: {src} present; --chartevents-meds {meds} not used")
+    out.reports.append(TableReport(spec.name, src, "csv", load.rows, load.source_rows, path, ncols, tnotes))
+
+
+def _mark_absent(spec: TableSpec, mimic_dir: Path, ncols: int, out: _Outcome) -> None:
+    src = f"{spec.module}/{spec.source}"
+    msg = f"{src}.csv(.gz) absent from {mimic_dir}: table {spec.name} created empty with its full schema"
+    out.notes.append(msg)
+    out.suffix[spec.name] = ". ABSENT from the source of this database: the table is empty."
+    out.reports.append(TableReport(spec.name, src, "absent", 0, None, None, ncols, (msg,)))
+
+
+def _load_from_meds(con: duckdb.DuckDBPyConnection, spec: TableSpec, meds: Path, ncols: int, out: _Outcome) -> None:
+    src = f"{spec.module}/{spec.source}"
+    load = load_meds_chart_events(con, meds)
+    out.meds_lacks = tuple(MEDS_LACKS.values())
+    tnotes = (
+        f"filled from MEDS file {meds} ({src} absent)",
+        f"MEDS source lacks: {', '.join(out.meds_lacks)}; those columns are NULL",
+        f"{load.unlinked} events fall outside every ICU stay window: admissionid and icuadmissionid NULL",
+    )
+    out.notes.extend(f"{spec.name}: {n}" for n in tnotes)
+    out.suffix[spec.name] = (
+        ". Built from a MEDS export, not the original CSV: " + ", ".join(MEDS_LACKS)
+        + " are NULL (absent from that source); admissionid and icuadmissionid are taken from the ICU stay"
+        " whose in_time..out_time window holds chart_time."
+    )
+    out.reports.append(TableReport(spec.name, src, "meds", load.rows, load.source_rows, meds, ncols, tnotes))
+
+
+def _build(con: duckdb.DuckDBPyConnection, mimic_dir: Path, meds: Path | None, progress: bool) -> _Outcome:
     derived = derived_columns()
     ncols = _create_tables(con, derived)
-    reports: list[TableReport] = []
-    notes: list[str] = []
-    suffix: dict[str, str] = {}
-    meds_lacks: tuple[str, ...] = ()
     specs = schema_tables()
-    deferred_meds: TableSpec | None = None
-    with _progress(progress, len(specs) + 1) as (bar, task):
+    out = _Outcome()
+    deferred: TableSpec | None = None
+    with _progress(progress, len(specs) + 1) as step:
         for spec in specs:
-            if bar is not None:
-                bar.update(task, description=f"{spec.module}/{spec.source}")
+            step(f"{spec.module}/{spec.source}")
             path = find_csv(mimic_dir, spec)
-            src = f"{spec.module}/{spec.source}"
             if path is not None:
-                load = load_csv_table(con, path, spec)
-                tnotes = tuple(f"source column {c!r} is not in rules/schema.toml: not loaded" for c in load.ignored_columns)
-                notes.extend(f"{spec.name}: {n}" for n in tnotes)
-                if spec.name == CHART_EVENTS and meds is not None:
-                    notes.append(f"{CHART_EVENTS}: {src} present; --chartevents-meds {meds} not used")
-                reports.append(TableReport(spec.name, src, "csv", load.rows, load.source_rows, path, ncols[spec.name], tnotes))
+                _load_from_csv(con, spec, path, ncols[spec.name], meds, out)
             elif spec.name == CHART_EVENTS and meds is not None:
-                deferred_meds = spec  # needs icu_stays, loaded later in file order
+                deferred = spec  # needs icu_stays, which comes later in file order
             else:
-                msg = f"{src}.csv(.gz) absent from {mimic_dir}: table {spec.name} created empty with its full schema"
-                notes.append(msg)
-                suffix[spec.name] = ". ABSENT from the source of this database: the table is empty."
-                reports.append(TableReport(spec.name, src, "absent", 0, None, None, ncols[spec.name], (msg,)))
-            if bar is not None:
-                bar.advance(task)
-        if deferred_meds is not None:
-            assert meds is not None
-            if bar is not None:
-                bar.update(task, description=f"{CHART_EVENTS} <- MEDS")
-            load = load_meds_chart_events(con, meds)
-            meds_lacks = tuple(MEDS_LACKS.values())
-            lacks = ", ".join(meds_lacks)
-            tnotes = (
-                f"filled from MEDS file {meds} ({deferred_meds.module}/{deferred_meds.source} absent)",
-                f"MEDS source lacks: {lacks}; those columns are NULL",
-                f"{load.unlinked} events fall outside every ICU stay window: admissionid and icuadmissionid NULL",
-            )
-            notes.extend(f"{CHART_EVENTS}: {n}" for n in tnotes)
-            suffix[CHART_EVENTS] = (
-                ". Built from a MEDS export, not the original CSV: "
-                + ", ".join(MEDS_LACKS) + " are NULL (absent from that source); admissionid and icuadmissionid "
-                "are taken from the ICU stay whose in_time..out_time window holds chart_time."
-            )
-            src = f"{deferred_meds.module}/{deferred_meds.source}"
-            reports.append(TableReport(CHART_EVENTS, src, "meds", load.rows, load.source_rows, meds, ncols[CHART_EVENTS], tnotes))
-            reports.sort(key=lambda r: [s.name for s in specs].index(r.name))
-        if bar is not None:
-            bar.update(task, description="admission age, schema description")
+                _mark_absent(spec, mimic_dir, ncols[spec.name], out)
+        if deferred is not None and meds is not None:
+            _load_from_meds(con, deferred, meds, ncols[deferred.name], out)
+            order = [s.name for s in specs]
+            out.reports.sort(key=lambda r: order.index(r.name))
+        step("admission age, schema description")
         con.execute(ADMISSION_AGE_SQL)
-        _write_comments(con, derived, suffix)
-        if bar is not None:
-            bar.advance(task)
-            bar.update(task, description="done")
-    return reports, notes, meds_lacks
+        if any(r.name == "patients" and r.origin == "absent" for r in out.reports):
+            out.notes.append(f"admissions.{ADMISSION_AGE} is NULL: patients table absent")
+        _write_comments(con, derived, out.suffix)
+    return out
 
 
 def _remove(path: Path) -> None:
@@ -288,7 +234,7 @@ def build_database(
     tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex[:12]}.tmp")
     con = duckdb.connect(str(tmp))
     try:
-        reports, notes, meds_lacks = _build(con, mimic_dir, meds, progress)
+        done = _build(con, mimic_dir, meds, progress)
         con.execute("CHECKPOINT")
         con.close()
         _remove(out.with_name(out.name + ".wal"))  # a stale WAL would be replayed onto the new file
@@ -297,27 +243,5 @@ def build_database(
         con.close()
         _remove(tmp)
         raise
-    return BuildReport(out, mimic_dir, tuple(reports), tuple(notes), meds_lacks, time.perf_counter() - started)
-
-
-def print_summary(report: BuildReport, console: Console) -> None:
-    """Print the per-table summary (rows vs source rows, origin) and the notes as a rich table."""
-    tab = Table(title=f"ehr-verifier build-db -> {report.out}", show_lines=False)
-    for col, justify in (("table", "left"), ("source", "left"), ("origin", "left"), ("rows", "right"),
-                         ("source rows", "right"), ("cols", "right"), ("check", "left")):
-        tab.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for t in report.tables:
-        check = "[green]ok[/]" if t.count_ok else "[red]MISMATCH[/]"
-        if t.origin == "absent":
-            check = "[yellow]ABSENT: created empty[/]"
-        elif t.origin == "meds":
-            check += " [yellow](MEDS, partial)[/]"
-        src_rows = "-" if t.source_rows is None else f"{t.source_rows:,}"
-        tab.add_row(t.name, t.source, t.origin, f"{t.rows:,}", src_rows, str(t.columns), check)
-    console.print(tab)
-    for note in report.notes:
-        console.print(f"[yellow]note:[/] {note}")
-    console.print(
-        f"{report.n_tables} tables, {report.n_columns} columns, "
-        f"{sum(t.rows for t in report.tables):,} rows in {report.seconds:.1f} s"
-    )
+    seconds = time.perf_counter() - started
+    return BuildReport(out, mimic_dir, tuple(done.reports), tuple(done.notes), done.meds_lacks, seconds)
