@@ -106,7 +106,7 @@ def _ask(config: JudgeConfig, messages: list[dict[str, str]]) -> JudgeOpinion:
         model=config.model,
         response_model=JudgeOpinion,
         messages=messages,  # type: ignore[arg-type]
-        max_retries=config.max_retries + 1,
+        max_retries=config.max_retries,
         temperature=0,
     )
 
