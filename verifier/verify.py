@@ -139,8 +139,9 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
         was compared with what; ``verifier_version`` = ``verifier.__version__``).
 
     Raises:
-        InputError: ``trajectory`` or ``task`` is not a valid object/dict, or
-        the trajectory answers another task. Never raised for a bad response.
+        InputError: ``trajectory`` or ``task`` is not a valid object/dict, the
+        trajectory answers another task, or (Noise) no database is configured.
+        Never raised for a bad response.
     """
     traj = _coerce(trajectory, Trajectory, "trajectory")
     tsk = _coerce(task, Task, "task")
@@ -151,6 +152,8 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
         if tsk.condition == "clean":
             return _verify_clean(tsk, traj, parsed)
         return _verify_noise(tsk, traj, parsed, config or _DEFAULT_CONFIG)
+    except InputError:
+        raise  # bad configuration (e.g. no database for Noise evidence), not a bad response
     except Exception as exc:  # an internal bug must not escape as an exception
         return _verdict(
             tsk, traj, False, [ReasonCode.VERIFIER_ERROR],
