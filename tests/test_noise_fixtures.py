@@ -97,25 +97,21 @@ def _check(task: Task, entry: dict[str, Any], db: Path) -> None:
         assert verdict.details["evidence"]["used"], "a success names the evidence steps it used"
 
 
+def _check_id(cases: list[tuple[Task, list[dict[str, Any]]]], traj_id: str, db: Path) -> None:
+    found = [(task, e) for task, entries in cases for e in entries if e["trajectory"]["trajectory_id"] == traj_id]
+    assert len(found) == 1, f"trajectory {traj_id}: {len(found)} fixtures"
+    _check(found[0][0], found[0][1], db)
+
+
 @pytest.mark.parametrize("traj_id", _ids("synthetic"))
 def test_synthetic_noise_verdicts(synth_cases: list, synth_db: Path, traj_id: str) -> None:
-    for task, entries in synth_cases:
-        for entry in entries:
-            if entry["trajectory"]["trajectory_id"] == traj_id:
-                _check(task, entry, synth_db)
-                return
-    raise AssertionError(f"trajectory {traj_id} not found")
+    _check_id(synth_cases, traj_id, synth_db)
 
 
 @pytest.mark.real_data
 @pytest.mark.parametrize("traj_id", _ids("demo"))
 def test_demo_noise_verdicts(demo_db: Path, traj_id: str) -> None:
-    for task, entries in load_cases("demo"):
-        for entry in entries:
-            if entry["trajectory"]["trajectory_id"] == traj_id:
-                _check(task, entry, demo_db)
-                return
-    raise AssertionError(f"trajectory {traj_id} not found")
+    _check_id(load_cases("demo"), traj_id, demo_db)
 
 
 @pytest.mark.real_data

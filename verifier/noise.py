@@ -38,6 +38,7 @@ qualifies when its visible base result is empty or shows an empty value
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
@@ -48,7 +49,7 @@ from .reasons import ReasonCode
 from .reasoning_check import check_reasoning
 from .render import visible_rows
 from .small_cell import check_small_cell, rules as small_cell_rules
-from .sqlsafe import QueryFailed, QueryResult, check_read_only, execute_checked, thread_connection
+from .sqlsafe import QueryFailed, QueryResult, execute_checked, parse_checked, thread_connection
 from .task import Task
 from .trajectory import Trajectory
 from .witness import compare, for_overlay, overlay_for, tables_read
@@ -72,6 +73,15 @@ def _cached(scope: tuple[Any, ...], sql: str, row_cap: int, run: Callable[[], Qu
     return cache.get_or_run(sql, run, scope=scope, row_cap=row_cap)
 
 
+@lru_cache(maxsize=65536)
+def _analyse(sql: str, dialect: str) -> tuple[str, frozenset[str] | None]:
+    """Checked DuckDB SQL and the tables it reads (``None``: introspection), memoised:
+    the same agent queries recur across samples of a task. Raises ``UnsafeQueryError``."""
+    safe, tree = parse_checked(sql, dialect)
+    read = tables_read(tree)
+    return safe, (None if read is None else frozenset(read))
+
+
 def _empty_cell(v: Any) -> bool:
     return v is None or v is False or v == 0 or (isinstance(v, str) and not v.strip())
 
@@ -82,7 +92,7 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
         rec.update(status="failed", why=f"the step failed when the agent ran it: {q.failed[:300]}")
         return rec
     try:
-        safe = check_read_only(q.sql, dialect)
+        safe, read = _analyse(q.sql, dialect)
     except UnsafeQueryError as exc:
         rec.update(status="rejected", why=exc.reason)
         return rec
@@ -107,7 +117,6 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
         rec.update(status="qualifies" if gap else "no_gap",
                    why="no witness rows: " + ("the base result shows an absence or empty value" if gap else "the base result shows no absence"))
         return rec
-    read = tables_read(safe)
     if read is None:
         rec.update(status="not_sensitive", why="schema introspection cannot see witness rows")
         return rec

@@ -30,20 +30,19 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from .rules import load_toml
+from .small_cell import normalise_numbers
 from .task import UnmetRequirement
 
 
 @dataclass(frozen=True)
 class ReasoningRules:
-    """``rules/noise.toml`` ``[reasoning]`` (and ``[numbers]``), compiled."""
+    """``rules/noise.toml`` ``[reasoning]``, compiled (number words: ``small_cell.normalise_numbers``)."""
 
     threshold: float
     min_fuzzy_length: int
     word_fraction: float
     stopwords: frozenset[str]
     synonyms: tuple[tuple[re.Pattern[str], str], ...]
-    number_words: re.Pattern[str] | None
-    number_values: dict[str, int]
 
 
 @lru_cache(maxsize=1)
@@ -55,7 +54,6 @@ def rules() -> ReasoningRules:
     """
     data = load_toml("noise.toml")
     rs = data["reasoning"]
-    words = {k.lower(): int(v) for k, v in data.get("numbers", {}).get("words", {}).items()}
     syn = tuple(
         (re.compile(rf"\b{re.escape(_basic(a))}\b"), _basic(b))
         for a, b in sorted(rs.get("synonyms", []), key=lambda p: len(p[0]), reverse=True)
@@ -66,8 +64,6 @@ def rules() -> ReasoningRules:
         word_fraction=float(rs["word_fraction"]),
         stopwords=frozenset(w.lower() for w in rs.get("stopwords", [])),
         synonyms=syn,
-        number_words=re.compile(rf"\b(?:{'|'.join(map(re.escape, words))})\b") if words else None,
-        number_values=words,
     )
 
 
@@ -80,11 +76,8 @@ def _basic(text: str) -> str:
 
 def normalise(text: str) -> str:
     """Normalised text for matching (see module docstring)."""
-    r = rules()
-    out = _basic(text)
-    if r.number_words is not None:
-        out = r.number_words.sub(lambda m: str(r.number_values[m.group(0)]), out)
-    for pattern, repl in r.synonyms:
+    out = normalise_numbers(_basic(text))
+    for pattern, repl in rules().synonyms:
         out = pattern.sub(repl, out)
     return out
 

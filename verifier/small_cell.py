@@ -43,6 +43,7 @@ class SmallCellRules:
     percent: re.Pattern[str]
     bounded: re.Pattern[str]
     number_words: dict[str, int] = field(default_factory=dict)
+    number_pattern: re.Pattern[str] | None = None
 
 
 def _alt(words: list[str]) -> str:
@@ -60,6 +61,7 @@ def rules() -> SmallCellRules:
     sc = data["small_cell"]
     win = int(sc.get("window_chars", 40))
     num = r"(\d+(?:\.\d+)?)"
+    words = {k.lower(): int(v) for k, v in data.get("numbers", {}).get("words", {}).items()}
     return SmallCellRules(
         threshold=int(sc["threshold"]),
         count_after=re.compile(rf"(?<![\w.]){num}(?![\w.]\d)\s+(?:[a-z-]+\s+){{0,2}}?(?:{_alt(sc['unit_nouns'])})\b", re.I),
@@ -67,7 +69,8 @@ def rules() -> SmallCellRules:
         aggregate=re.compile(rf"\b(?:{_alt(sc['aggregate_words'])})\b[^.;\n\d]{{0,{win}}}?(?<![\w.]){num}", re.I),
         percent=re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:%|percent\b)", re.I),
         bounded=re.compile(rf"(?:{_alt(sc['bound_prefixes'])})\s*(?:than\s+)?\d+(?:\.\d+)?", re.I),
-        number_words={k.lower(): int(v) for k, v in data.get("numbers", {}).get("words", {}).items()},
+        number_words=words,
+        number_pattern=re.compile(rf"\b(?:{_alt(list(words))})\b", re.I) if words else None,
     )
 
 
@@ -83,12 +86,11 @@ _CODE = re.compile(r"\b[a-z]+\d+[a-z0-9]*\b|\b\d+[a-z]+[a-z0-9]*\b", re.I)
 
 
 def normalise_numbers(text: str) -> str:
-    """Replace number words (``rules/noise.toml`` ``[numbers]``) by digits."""
-    words = rules().number_words
-    if not words:
+    """Replace number words (``rules/noise.toml`` ``[numbers]``) by digits ("three" -> "3")."""
+    r = rules()
+    if r.number_pattern is None:
         return text
-    pattern = re.compile(rf"\b(?:{_alt(list(words))})\b", re.I)
-    return pattern.sub(lambda m: str(words[m.group(0).lower()]), text)
+    return r.number_pattern.sub(lambda m: str(r.number_words[m.group(0).lower()]), text)
 
 
 def _scrub(text: str) -> str:

@@ -237,6 +237,45 @@ def _walk_checks(sql: str, root: exp.Expression) -> None:
                 raise UnsafeQueryError(sql, f"function {name}() reads files, secrets or settings, or runs SQL; not allowed")
 
 
+def parse_checked(sql: str, dialect: str = "duckdb") -> tuple[str, exp.Expression]:
+    """``check_read_only`` that also returns the checked syntax tree.
+
+    Returns:
+        ``(duckdb_sql, tree)``; the tree is the caller's to inspect (for
+        instance, which tables the query reads) and must not be executed
+        other than through ``duckdb_sql``.
+
+    Raises:
+        As ``check_read_only``.
+    """
+    if dialect not in DIALECTS:
+        raise InputError("dialect", dialect, f"expected one of {', '.join(DIALECTS)}")
+    if not isinstance(sql, str) or not sql.strip():
+        raise UnsafeQueryError(str(sql), "empty query")
+    show_table = _SHOW_TABLE.fullmatch(sql)
+    if show_table and show_table.group(1).upper() not in _SHOW_OK:
+        text = f"DESCRIBE {show_table.group(1)}"
+        return text, sqlglot.parse_one(text, read="duckdb")
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except (ParseError, TokenError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UnsafeQueryError(sql, f"not parseable as {dialect} SQL: {first}") from None
+    except Exception as exc:  # sqlglot internals on odd input: still a rejection, never a crash
+        raise UnsafeQueryError(sql, f"not parseable as {dialect} SQL: {type(exc).__name__}: {exc}") from None
+    if not statements:
+        raise UnsafeQueryError(sql, "empty query")
+    if len(statements) > 1:
+        raise UnsafeQueryError(sql, f"{len(statements)} statements; exactly one is allowed")
+    root = statements[0]
+    _check_root(sql, root)
+    _walk_checks(sql, root)
+    try:
+        return root.sql(dialect="duckdb"), root
+    except Exception as exc:  # generator gap for an exotic construct
+        raise UnsafeQueryError(sql, f"cannot be rendered as DuckDB SQL: {type(exc).__name__}: {exc}") from None
+
+
 def check_read_only(sql: str, dialect: str = "duckdb") -> str:
     """Check that ``sql`` only reads the database and return it as DuckDB SQL.
 
@@ -259,31 +298,7 @@ def check_read_only(sql: str, dialect: str = "duckdb") -> str:
             read_blob, parquet_scan, sniff_csv, query, ...), or a table
             reference that is a file name, path or URL. ``reason`` says which.
     """
-    if dialect not in DIALECTS:
-        raise InputError("dialect", dialect, f"expected one of {', '.join(DIALECTS)}")
-    if not isinstance(sql, str) or not sql.strip():
-        raise UnsafeQueryError(str(sql), "empty query")
-    show_table = _SHOW_TABLE.fullmatch(sql)
-    if show_table and show_table.group(1).upper() not in _SHOW_OK:
-        return f"DESCRIBE {show_table.group(1)}"
-    try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except (ParseError, TokenError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UnsafeQueryError(sql, f"not parseable as {dialect} SQL: {first}") from None
-    except Exception as exc:  # sqlglot internals on odd input: still a rejection, never a crash
-        raise UnsafeQueryError(sql, f"not parseable as {dialect} SQL: {type(exc).__name__}: {exc}") from None
-    if not statements:
-        raise UnsafeQueryError(sql, "empty query")
-    if len(statements) > 1:
-        raise UnsafeQueryError(sql, f"{len(statements)} statements; exactly one is allowed")
-    root = statements[0]
-    _check_root(sql, root)
-    _walk_checks(sql, root)
-    try:
-        return root.sql(dialect="duckdb")
-    except Exception as exc:  # generator gap for an exotic construct
-        raise UnsafeQueryError(sql, f"cannot be rendered as DuckDB SQL: {type(exc).__name__}: {exc}") from None
+    return parse_checked(sql, dialect)[0]
 
 
 # ---------------------------------------------------------------- connections

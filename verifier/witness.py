@@ -210,18 +210,24 @@ def overlay_for(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable]
 _INTROSPECTION = (exp.Describe, exp.Show, exp.Pragma)
 
 
-def tables_read(safe_sql: str) -> set[str] | None:
+def tables_read(safe_sql: str | exp.Expression) -> set[str] | None:
     """Lower-cased names of the tables a checked query reads.
+
+    Args:
+        safe_sql: checked DuckDB SQL, or its tree (``sqlsafe.parse_checked``).
 
     Returns:
         The set of table names (catalog/schema qualifiers dropped; table
         functions ignored), or ``None`` for schema introspection
         (DESCRIBE/SHOW/PRAGMA), which cannot see witness rows.
     """
-    try:
-        root = sqlglot.parse_one(safe_sql, read="duckdb")
-    except Exception:
-        return set()
+    if isinstance(safe_sql, exp.Expression):
+        root = safe_sql
+    else:
+        try:
+            root = sqlglot.parse_one(safe_sql, read="duckdb")
+        except Exception:
+            return set()
     if isinstance(root, _INTROSPECTION):
         return None
     return {t.name.lower() for t in root.find_all(exp.Table) if isinstance(t.this, exp.Identifier)}

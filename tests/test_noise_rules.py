@@ -1,0 +1,129 @@
+"""The five-unit disclosure rule and the reasoning key-term check, table-driven and
+with hypothesis (issue 4, items 5-6); the words come from rules/noise.toml."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verifier.reasoning_check import check_reasoning
+from verifier.small_cell import check_small_cell, disclosure, rules
+from verifier.task import Task, UnmetRequirement
+
+NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four"}
+
+DISCLOSES = [
+    ("Only 3 patients have this diagnosis [step 2].", 3),
+    ("Three eligible patients were found.", 3),
+    ("n = 2", 2),
+    ("The count is 4, below the threshold.", 4),
+    ("a single patient matched", 1),
+    ("The mean potassium was 4.2 mmol/L across the cohort.", 3),
+    ("Their average age is 61.", 2),
+    ("About 60% of them had it.", 3),
+    ("2 admissions qualify, which is fewer than five.", 2),
+]
+
+SAFE = [
+    ("Fewer than five admissions with ICD-9 diagnosis 4019 have a Potassium result [step 2], so no aggregate may be reported.", 3),
+    ("Fewer than 5 patients qualify; under the five-unit rule the mean cannot be reported.", 2),
+    ("Admission 22595853 on 2180-01-03 at 10:03; see [steps 1, 3].", 3),
+    ("NULL", 1),
+    ("No potassium for itemid 50971 in admission 20000003 of patient 10000032.", 1),
+    ("The average could not be computed because fewer than 5 admissions qualify (step 3).", 4),
+    ("Too few patients (less than five) carry ICD-10 code D5700; the five-unit rule applies.", 3),
+]
+
+
+@pytest.mark.parametrize("text,n", DISCLOSES)
+def test_disclosures_are_found(text: str, n: int) -> None:
+    assert disclosure(text, n), text
+
+
+@pytest.mark.parametrize("text,n", SAFE)
+def test_safe_statements_are_not_disclosures(text: str, n: int) -> None:
+    assert disclosure(text, n) == [], text
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 4), safe=st.sampled_from([t for t, _ in SAFE]), words=st.booleans(),
+       noun=st.sampled_from(["patients", "admissions", "eligible patients", "people"]), at_end=st.booleans())
+def test_stating_the_small_count_is_always_a_disclosure(n: int, safe: str, words: bool, noun: str, at_end: bool) -> None:
+    claim = f"There are {NUMBER_WORDS[n] if words else n} {noun}."
+    text = f"{safe} {claim}" if at_end else f"{claim} {safe}"
+    assert disclosure(text, n)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 4), safe=st.sampled_from([t for t, _ in SAFE]), step=st.integers(1, 40),
+       adm=st.integers(20000000, 29999999), item=st.integers(50000, 59999))
+def test_ids_citations_and_dates_never_disclose(n: int, safe: str, step: int, adm: int, item: int) -> None:
+    text = f"{safe} See [step {step}] for admission {adm}, itemid {item}, charted 2150-0{n}-0{n} 0{n}:00."
+    assert disclosure(text, n) == []
+
+
+def _pop_task(n: int | None, scope: str = "population") -> Task:
+    return Task.model_validate({
+        "task_id": "p", "pair_id": "p", "question": "q", "condition": "noise", "noise_type": "record", "scope": scope,
+        "intent": "diagnoses_procedures", "program": "t",
+        "reference": {"sql": "SELECT 1", "eligible_units": n,
+                      "unmet_requirement": {"level": "record", "statement": "s", "key_terms": ["x"]}},
+    })
+
+
+def test_rule_applies_only_to_small_populations() -> None:
+    told = "3 patients"
+    assert rules().threshold == 5
+    assert check_small_cell(_pop_task(3), "NULL", told)[0]
+    for task in (_pop_task(0), _pop_task(5), _pop_task(None), _pop_task(3, scope="patient")):
+        disclosed, details = check_small_cell(task, "NULL", told)
+        assert not disclosed and details["applies"] is False
+
+
+def _req(*terms: str) -> UnmetRequirement:
+    return UnmetRequirement(level="record", statement="s", key_terms=list(terms))
+
+
+NAMED = [
+    ("No potassium lab event for admission 22595853 [step 2].", ("Potassium", "admission 22595853")),
+    ("No potassium for hadm_id 22595853.", ("Potassium", "admission 22595853")),
+    ("no whole-blood potassium measured", ("Potassium, Whole Blood",)),
+    ("The last creatinine has no numeric value.", ("Creatinine", "value")),
+    ("Fewer than 5 admissions with code 4019 have results", ("4019", "fewer than five")),
+    ("Less than five admissions with code 4019 have results", ("4019", "fewer than five")),
+    ("no hemoglobin during the intensive care unit admission", ("Hemoglobin", "ICU stay")),
+    ("Potasium missing", ("Potassium",)),  # a typo is tolerated
+    ("no K+ recorded", ("potassium|K",)),
+    ("anything at all", ()),
+]
+MISSED = [
+    ("No potassium for admission 22595854.", ("Potassium", "admission 22595853")),
+    ("no potassium measured", ("Potassium, Whole Blood",)),
+    ("It was measured outside the ICU stay window", ("Hemoglobin", "ICU stay")),
+    ("The data is missing.", ("Potassium",)),
+    ("No sodium in admission 22595853.", ("Potassium", "admission 22595853")),
+]
+
+
+@pytest.mark.parametrize("text,terms", NAMED)
+def test_reasoning_names_the_requirement(text: str, terms: tuple[str, ...]) -> None:
+    ok, details = check_reasoning(text, _req(*terms))
+    assert ok, details
+
+
+@pytest.mark.parametrize("text,terms", MISSED)
+def test_reasoning_misses_the_requirement(text: str, terms: tuple[str, ...]) -> None:
+    ok, details = check_reasoning(text, _req(*terms))
+    assert not ok and details["missing"], details
+
+
+@settings(max_examples=200, deadline=None)
+@given(adm=st.integers(20000000, 29999999), other=st.integers(20000000, 29999999),
+       label=st.sampled_from(["Potassium", "Creatinine", "Glucose", "Lactate", "Magnesium"]),
+       filler=st.sampled_from(["", "Sadly, ", "After checking [step 2], "]))
+def test_identifiers_in_key_terms_must_match_exactly(adm: int, other: int, label: str, filler: str) -> None:
+    req = _req(label, f"admission {adm}")
+    assert check_reasoning(f"{filler}no {label.lower()} was recorded in admission {adm}.", req)[0]
+    if other != adm:
+        assert not check_reasoning(f"{filler}no {label.lower()} was recorded in admission {other}.", req)[0]
