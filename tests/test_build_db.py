@@ -212,30 +212,45 @@ def test_admission_age_formula(demo_con, mimic_dir: Path) -> None:
 # ---------------------------------------------------------------- MEDS chart events
 
 
-def test_meds_chart_events_values_units_links(demo_con, meds_file: Path) -> None:
+def _meds_chart_events(meds_file: Path):
+    """The MEDS rows that are ICU chart events (LAB code, itemid >= 220000), in file order, via pyarrow."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     table = pq.read_table(meds_file, columns=["subject_id", "time", "code", "value"])
-    codes = table.column("code").to_pylist()
-    keep = [i for i, c in enumerate(codes) if c.startswith("LAB//") and int(c.split("//")[1]) >= 220000]
-    sample = keep[:: max(1, len(keep) // 400)]
+    parts = pc.extract_regex(table.column("code"), r"^LAB//(?P<item>\d+)//(?P<unit>.*)$")
+    item = pc.cast(pc.struct_field(parts, "item"), "int64")
+    keep = pc.fill_null(pc.greater_equal(item, 220000), False)
+    return table.filter(keep)
+
+
+@pytest.fixture(scope="session")
+def meds_events(meds_file: Path):
+    return _meds_chart_events(meds_file)
+
+
+def test_meds_chart_events_values_units_links(demo_con, meds_events) -> None:
+    import pyarrow.compute as pc
+
+    events = meds_events
+    idx = list(range(0, events.num_rows, max(1, events.num_rows // 400)))
+    sample = events.take(idx)
     got = demo_con.execute(
         "SELECT patientid, chart_time, itemid, value_numeric, value_unit, value, caregiver_id, store_time, warning "
         "FROM chart_events WHERE rowid IN (SELECT unnest(?::BIGINT[])) ORDER BY rowid",
-        [list(range(len(keep)))[:: max(1, len(keep) // 400)]],
+        [idx],
     ).fetchall()
-    assert len(got) == len(sample)
-    subj = table.column("subject_id").to_pylist()
-    times = table.column("time").to_pylist()
-    vals = pc.cast(table.column("value"), "string").to_pylist()  # float32 -> its shortest decimal text
-    for i, row in zip(sample, got):
-        _, item, unit = codes[i].split("//", 2)
-        assert row[0] == subj[i] and row[1] == times[i] and row[2] == int(item)
-        assert row[3] == (None if vals[i] is None else float(vals[i]))
+    assert len(got) == len(idx)
+    vals = pc.cast(sample.column("value"), "string").to_pylist()  # float32 -> its shortest decimal text
+    for subj, when, code, val, row in zip(sample.column("subject_id").to_pylist(), sample.column("time").to_pylist(),
+                                          sample.column("code").to_pylist(), vals, got):
+        _, item, unit = code.split("//", 2)
+        assert row[0] == subj and row[1] == when and row[2] == int(item)
+        assert row[3] == (None if val is None else float(val))
         assert row[4] == (None if unit == "UNK" else unit)
         assert row[5:] == (None, None, None, None)
     assert any(r[3] is not None and r[3] != round(r[3]) for r in got)
+    assert any(r[4] is None for r in got) and any(r[4] is not None for r in got)
 
 
 def test_meds_chart_events_linked_to_enclosing_stay(demo_con) -> None:
@@ -253,16 +268,21 @@ def test_meds_chart_events_linked_to_enclosing_stay(demo_con) -> None:
     assert linked > 0.99 * 668_862
 
 
-def test_meds_report_and_comment_state_what_is_lacking(tmp_path: Path, mimic_dir: Path, meds_file: Path, demo_con) -> None:
+def test_meds_report_and_comment_state_what_is_lacking(tmp_path: Path, mimic_dir: Path, meds_events, demo_con) -> None:
     comment = demo_con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'chart_events'").fetchone()[0]
     for col in MEDS_LACKS:
         assert col in comment
-    # the report and the printed summary (a small source keeps this fast: icu_stays only + MEDS)
+    # the report and the printed summary; a small source keeps this fast: icu_stays + 5,000 MEDS chart events
+    import pyarrow.parquet as pq
+
     src = tmp_path / "mimic"
     (src / "icu").mkdir(parents=True)
     shutil.copy(mimic_dir / "icu" / "icustays.csv.gz", src / "icu")
-    report = build_database(src, tmp_path / "x.duckdb", chartevents_meds=meds_file)
+    small = tmp_path / "meds.parquet"
+    pq.write_table(meds_events.slice(0, 5000), small)
+    report = build_database(src, tmp_path / "x.duckdb", chartevents_meds=small)
     assert report.table("chart_events").origin == "meds"
+    assert report.table("chart_events").rows == report.table("chart_events").source_rows == 5000
     assert report.meds_lacks == tuple(MEDS_LACKS.values())
     buf = io.StringIO()
     print_summary(report, Console(file=buf, width=300))
