@@ -126,6 +126,26 @@ def rollout_cmd(
             console.print(f"  {cond}: {report.success[cond]}/{report.total[cond]} succeeded ({rate:.1%})" + (f"; reasons: {reasons}" if reasons else ""))
 
 
+@app.command("make-tasks")
+def make_tasks_cmd(
+    db: Path = typer.Option(..., "--db", help="DuckDB database in the renamed schema (opened read-only)."),
+    out: Path = typer.Option(..., "--out", help="JSONL file to write, one Task per line."),
+    seed: int = typer.Option(0, "--seed", help="Seed of candidate order, phrasings and splits."),
+    pairs: Optional[int] = typer.Option(None, "--pairs", help="At most this many Clean-Noise pairs (default: all programs' quotas)."),
+) -> None:
+    """Build verified Clean-Noise task pairs from the database and write them as JSONL."""
+    from .construction import make_tasks, print_summary, write_tasks
+    from .errors import VerifierError
+
+    try:
+        tasks, report = make_tasks(db, seed=seed, pairs=pairs, progress=True)
+    except VerifierError as exc:
+        _fail(exc)
+    n = write_tasks(tasks, out)
+    print_summary(report, console)
+    console.print(f"wrote {n} tasks ({report.pairs} pairs) to {out}")
+
+
 def main() -> None:  # pragma: no cover - console entry
     """Console entry point."""
     app()

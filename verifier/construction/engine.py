@@ -175,6 +175,10 @@ class ProgramRunner:
             tkey = "twin:" + json.dumps([jsonable(twin_ctx.get(p)) for p in self.spec.params], default=str)
             if key in seen or tkey in seen:
                 continue
+            if self.spec.scope == "patient":
+                pats = frozenset(int(c["patientid"]) for c in (clean_ctx, twin_ctx) if c.get("patientid") is not None)
+                if self.accept_patients(pats):
+                    continue  # outside this program's split (not a verification failure)
             self.attempts += 1
             try:
                 pair = self._verify(clean_ctx, twin_ctx)

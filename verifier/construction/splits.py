@@ -51,6 +51,30 @@ def _set(pair: Pair, split: str, track: str) -> None:
         t.track = track
 
 
+def _balanced_allocation(pat: dict[str, int], pop: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    """Largest test allocation with equal scope totals and equal noise-type totals.
+
+    Finds the largest T (a multiple of 6) with per-noise counts p_n <= pat[n],
+    q_n <= pop[n], p_n + q_n = T/3 and sum(p) = sum(q) = T/2. When no cell can
+    be filled at all (tiny databases), falls back to everything available.
+    """
+    noises = list(pat)
+    for total in range(6 * ((sum(pat.values()) + sum(pop.values())) // 6), 0, -6):
+        per_noise, half = total // 3, total // 2
+        lo = {n: max(0, per_noise - pop[n]) for n in noises}
+        hi = {n: min(pat[n], per_noise) for n in noises}
+        if any(lo[n] > hi[n] for n in noises) or not (sum(lo.values()) <= half <= sum(hi.values())):
+            continue
+        p = dict(lo)
+        rest = half - sum(p.values())
+        for n in noises:
+            add = min(rest, hi[n] - p[n])
+            p[n] += add
+            rest -= add
+        return p, {n: per_noise - p[n] for n in noises}
+    return dict(pat), dict(pop)
+
+
 def assign_splits(pairs: list[Pair], patient_split: dict[int, str], seed: int) -> tuple[list[Pair], int]:
     """Set split and track on every pair and balance the test split.
 
@@ -75,25 +99,25 @@ def assign_splits(pairs: list[Pair], patient_split: dict[int, str], seed: int) -
             fixed[cell].append(p)
         else:
             pool[cell].append(p)
-    cells = [(s, n) for s in ("patient", "population") for n in ("record", "value", "query")]
-    avail = [len(fixed[c]) + len(pool[c]) // 2 for c in cells]
-    target = min(avail) if avail else 0
-    if target == 0:
-        # A database too small to fill every cell (e.g. a tiny synthetic
-        # hospital): keep everything, unbalanced, rather than an empty test split.
-        target = max(len(fixed[c]) + len(pool[c]) for c in cells)
+    noises = ("record", "value", "query")
+    pat_av = {n: len(fixed[("patient", n)]) for n in noises}
+    pop_fixed = {n: len(fixed[("population", n)]) for n in noises}
+    pop_av = {n: pop_fixed[n] + (len(pool[("population", n)]) * 3) // 5 for n in noises}
+    alloc = _balanced_allocation(pat_av, pop_av)
     dropped = 0
-    for c in cells:
-        f, pl = list(fixed[c]), list(pool[c])
-        rng.shuffle(f)
-        rng.shuffle(pl)
-        take_fixed = f[:target]
-        dropped += len(f) - len(take_fixed)
-        take_pool = pl[: max(0, target - len(take_fixed))]
-        for p in take_fixed + take_pool:
-            _set(p, "test", p.spec.track)
-            kept.append(p)
-        for p in pl[len(take_pool):]:
-            _set(p, "train", "in_domain")
-            kept.append(p)
+    for n in noises:
+        for scope, want in (("patient", alloc[0][n]), ("population", alloc[1][n])):
+            c = (scope, n)
+            f, pl = list(fixed[c]), list(pool[c])
+            rng.shuffle(f)
+            rng.shuffle(pl)
+            take_fixed = f[:want]
+            dropped += len(f) - len(take_fixed)
+            take_pool = pl[: max(0, want - len(take_fixed))]
+            for p in take_fixed + take_pool:
+                _set(p, "test", p.spec.track)
+                kept.append(p)
+            for p in pl[len(take_pool):]:
+                _set(p, "train", "in_domain")
+                kept.append(p)
     return kept, dropped

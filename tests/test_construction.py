@@ -1,0 +1,166 @@
+"""Task construction (issue 5) on the real demo and the synthetic hospital.
+
+The demo task set is built ONCE per session (module fixtures below); every
+acceptance check reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from verifier.contract import json_schemas, validate
+from verifier.construction import load_programs, make_tasks, write_tasks
+from verifier.construction.overlay import Overlay
+from verifier.construction.typed import to_answer
+from verifier.task import Task
+
+INTENTS = ("demographics_admissions", "diagnoses_procedures", "laboratory_microbiology", "medications", "vitals_icu", "billing")
+
+
+@pytest.fixture(scope="session")
+def demo_tasks(demo_db: Path, tmp_path_factory: pytest.TempPathFactory):
+    tasks, report = make_tasks(demo_db, seed=0)
+    out = tmp_path_factory.mktemp("tasks") / "tasks.jsonl"
+    write_tasks(tasks, out)
+    return tasks, report, out
+
+
+def test_programs_are_data_and_cover_every_cell():
+    progs = load_programs()
+    assert len(progs) >= 30
+    cells = {(p.intent, p.scope, p.noise) for p in progs}
+    assert len(cells) == 36
+    assert all(len(p.questions) >= 2 for p in progs)
+    held = {(p.scope, p.noise) for p in progs if p.track == "structure_disjoint"}
+    assert len(held) == 6
+
+
+def test_demo_counts_and_coverage(demo_tasks):
+    tasks, report, _ = demo_tasks
+    noise = [t for t in tasks if t.condition == "noise"]
+    assert len(noise) >= 600, report.by_cell
+    assert report.pairs == len(noise)
+    cells = {(t.intent, t.scope, t.noise_type) for t in noise}
+    missing = {(i, s, n) for i in INTENTS for s in ("patient", "population") for n in ("record", "value", "query")} - cells
+    assert not missing
+    # every pair has exactly one clean and one noise task
+    by_pair = Counter((t.pair_id, t.condition) for t in tasks)
+    assert all(v == 1 for v in by_pair.values())
+    assert len({t.pair_id for t in tasks}) == len(noise)
+
+
+def test_twins_differ_in_one_condition(demo_tasks):
+    tasks, _, _ = demo_tasks
+    by_pair: dict[str, dict[str, Task]] = {}
+    for t in tasks:
+        by_pair.setdefault(t.pair_id, {})[t.condition] = t
+    for pair in by_pair.values():
+        c, n = pair["clean"], pair["noise"]
+        assert c.params.keys() == n.params.keys()
+        assert sum(c.params[k] != n.params[k] for k in c.params) == 1
+        assert (c.intent, c.scope, c.program, c.split, c.track) == (n.intent, n.scope, n.program, n.split, n.track)
+
+
+def test_population_five_unit_rule(demo_tasks):
+    tasks, _, _ = demo_tasks
+    pop = [t for t in tasks if t.scope == "population"]
+    assert all(t.reference.eligible_units >= 5 for t in pop if t.condition == "clean")
+    small = [t for t in pop if t.condition == "noise" and 1 <= (t.reference.eligible_units or 0) <= 4]
+    assert len(small) >= 20
+
+
+def test_test_split_balanced_and_patients_disjoint(demo_tasks):
+    tasks, _, _ = demo_tasks
+    test = [t for t in tasks if t.split == "test" and t.condition == "noise"]
+    assert test
+    scope = Counter(t.scope for t in test)
+    noise = Counter(t.noise_type for t in test)
+    for share in (scope[s] / len(test) for s in ("patient", "population")):
+        assert abs(share - 1 / 2) <= 0.05
+    for share in (noise[n] / len(test) for n in ("record", "value", "query")):
+        assert abs(share - 1 / 3) <= 0.05
+    pats = {"train": set(), "test": set()}
+    for t in tasks:
+        if t.scope == "patient":
+            for k in ("patientid",):
+                pats[t.split].add(t.params[k])
+    assert not pats["train"] & pats["test"]
+    held = {t.program for t in tasks if t.track == "structure_disjoint"}
+    assert held and not held & {t.program for t in tasks if t.split == "train"}
+
+
+def test_every_noise_task_has_witness_and_requirement(demo_tasks):
+    tasks, _, _ = demo_tasks
+    for t in tasks:
+        if t.condition == "noise":
+            assert t.reference.witness and all(w.rows for w in t.reference.witness)
+            assert t.reference.unmet_requirement.key_terms
+            assert t.reference.answer is None
+            modes = {w.mode for w in t.reference.witness}
+            assert modes == ({"replace"} if t.noise_type == "value" else {"insert"})
+
+
+def test_witness_property_on_sample(demo_tasks, demo_db):
+    tasks, _, _ = demo_tasks
+    specs = {p.name: p for p in load_programs()}
+    noise = [t for t in tasks if t.condition == "noise"]
+    sample = random.Random(5).sample(noise, min(100, len(noise)))
+    clean = {t.pair_id: t for t in tasks if t.condition == "clean"}
+    ov = Overlay(demo_db)
+    try:
+        for t in sample:
+            spec = specs[t.program]
+            cols, rows = ov.query(t.reference.sql)
+            assert to_answer(spec.answer, cols, rows) is None, t.task_id
+            with ov.applied(t.reference.witness):
+                cols, rows = ov.query(t.reference.sql)
+            assert to_answer(spec.answer, cols, rows) is not None, t.task_id
+            c = clean[t.pair_id]
+            cols, rows = ov.query(c.reference.sql)
+            assert to_answer(spec.answer, cols, rows) == c.reference.answer
+    finally:
+        ov.close()
+
+
+def test_lines_validate_against_task_schema(demo_tasks):
+    _, _, out = demo_tasks
+    schema = json_schemas()["Task"]
+    try:
+        import jsonschema  # noqa: F401
+    except ImportError:
+        jsonschema = None
+    for line in out.read_text(encoding="utf-8").splitlines():
+        if jsonschema is not None:
+            jsonschema.validate(json.loads(line), schema)
+        validate(Task, line)
+
+
+def test_same_seed_identical_other_seed_different(demo_db, tmp_path):
+    a, _ = make_tasks(demo_db, seed=3, pairs=40)
+    b, _ = make_tasks(demo_db, seed=3, pairs=40)
+    c, _ = make_tasks(demo_db, seed=4, pairs=40)
+    pa, pb, pc = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    write_tasks(a, pa), write_tasks(b, pb), write_tasks(c, pc)
+    assert pa.read_bytes() == pb.read_bytes()
+    assert pa.read_bytes() != pc.read_bytes()
+    assert len(a) == 80
+
+
+def test_synthetic_hospital_builds_gracefully(synth_db):
+    tasks, report = make_tasks(synth_db, seed=0, pairs=60)
+    assert len(tasks) % 2 == 0
+    assert report.pairs == len(tasks) // 2
+    for t in tasks:
+        validate(Task, t.model_dump_json())
+
+
+def test_bad_pairs_argument(demo_db):
+    from verifier.errors import InputError
+
+    with pytest.raises(InputError):
+        make_tasks(demo_db, pairs=0)
