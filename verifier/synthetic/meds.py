@@ -174,7 +174,7 @@ def _icu_common(h: Hospital, p: Patient, a: Admission, s: IcuStay, start: dateti
 def _icu_dose(h: Hospital, p: Patient, a: Admission, s: IcuStay, d: Drug, t: datetime) -> None:
     amount = 1.0 if d.icu_itemid == 225798 else float(d.dose)
     unit = {225798: "dose", 223258: "units", 225152: "units", 225166: "mEq"}.get(d.icu_itemid, "mg")
-    end = t + timedelta(minutes=60 if d.name in ANTIBIOTICS else 1)
+    end = min(s.outtime, t + timedelta(minutes=60 if d.name in ANTIBIOTICS else 1))
     orderid = h.new_id("orderid")
     h.add("inputevents", **_icu_common(h, p, a, s, t, end), itemid=d.icu_itemid, amount=amount, amountuom=unit,
           rate=None, rateuom=None, orderid=orderid, linkorderid=orderid,

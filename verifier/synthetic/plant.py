@@ -127,8 +127,10 @@ def _record_orders(h: Hospital, by_role: dict[str, Admission]) -> None:
 
 
 def _pick(h: Hospital, table: str, role_hadm: set[int], **match: Any) -> dict[str, Any]:
+    """A random untouched row of ``table`` matching ``match``, outside role admissions (so plants never overlap)."""
     rows = [r for r in h.tables[table] if r.get("hadm_id") is not None and r["hadm_id"] not in role_hadm
-            and all(r.get(k) == v for k, v in match.items())]
+            and all(r.get(k) == v for k, v in match.items())
+            and (table != "labevents" or (r["valuenum"] is not None and r["valueuom"] is not None))]
     return h.rng.choice(rows)
 
 
