@@ -4,6 +4,7 @@ sensitivity and gap rules, time limits, no network, threads, invariances (issue 
 from __future__ import annotations
 
 import hashlib
+import json
 import socket
 import threading
 import time
@@ -229,6 +230,43 @@ def test_verdicts_table(db: Path) -> None:
     ]
     for steps, final, expected in cases:
         assert _reasons(db, _traj(steps, final)) == expected, (steps, final)
+
+
+def test_trajectory_from_chat_messages(db: Path) -> None:
+    """An episode logged as OpenAI-style chat messages (tool outputs framed as the
+    environment shows them) verifies like a recorded one."""
+    from verifier.chat import from_chat_messages
+
+    call = {"id": "c1", "type": "function", "function": {"name": "run_sql", "arguments": json.dumps({"query": GOOD})}}
+    messages = [
+        {"role": "user", "content": "question"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "[step 1]\nn\n0\n(1 row)"},
+        {"role": "assistant", "content": GOOD_FINAL + " [step 1]"},
+    ]
+    traj = from_chat_messages(messages, trajectory_id="t", task_id="k-noise")
+    assert _reasons(db, traj) == []
+    lying = [dict(m) for m in messages]
+    lying[2]["content"] = "[step 1]\nn\n3\n(1 row)"
+    assert _reasons(db, from_chat_messages(lying, trajectory_id="t", task_id="k-noise")) == ["EVIDENCE_FABRICATED"]
+
+
+def test_sqlite_dialect_is_transpiled(db: Path) -> None:
+    q = f"SELECT COUNT(*) AS n FROM lab_events WHERE admissionid = {ADM} AND itemid = {ITEM} AND CAST(value AS REAL) >= 0 LIMIT 1"
+    traj = _traj([(q, "n\n0\n(1 row)")]).model_copy(update={"dialect": "sqlite"})
+    assert _reasons(db, traj) == []
+
+
+def test_python_step_evidence(db: Path) -> None:
+    recorded = Step(index=1, kind="python", code="print(run())", output="0", sql=[GOOD])
+    assert _reasons(db, _traj([recorded])) == []
+    parsed = Step(index=1, kind="python", code=f'rows = db.sql("{GOOD}")\nprint(rows)', output="[(0,)]")
+    assert _reasons(db, _traj([parsed])) == []
+    dynamic = Step(index=1, kind="python", code=f'adm = {ADM}\nrows = db.sql(f"SELECT * FROM lab_events WHERE admissionid = {{adm + 0}}")')
+    v = verify(_traj([dynamic]), _task(), _cfg(db))
+    assert [r.value for r in v.reasons] == ["NO_EVIDENCE"] and v.details["evidence"]["unresolved_python"]
+    failed = Step(index=1, kind="python", code=f'db.sql("{GOOD}")\n1/0', error="ZeroDivisionError")
+    assert _reasons(db, _traj([failed])) == ["EVIDENCE_QUERY_FAILED"]
 
 
 def test_value_noise_uses_replacement(db: Path) -> None:

@@ -126,3 +126,33 @@ def test_demo_fixture_premises_hold(demo_db: Path) -> None:
     assert q("SELECT count(*) FROM lab_events WHERE admissionid = 22841357 AND itemid = 50813") == [(0,)]
     assert q("SELECT count(*) > 0 FROM lab_events WHERE admissionid = 22595853") == [(True,)]
     assert q("SELECT count(DISTINCT patientid) FROM diagnoses WHERE icd_code = '2752' AND icd_version = 9") == [(3,)]
+
+
+_ATTEMPTS = [
+    "INSERT INTO lab_events (lab_event_id) VALUES (1)", "UPDATE patients SET gender = 'X'", "DELETE FROM admissions",
+    "CREATE TABLE x AS SELECT 1", "DROP TABLE lab_events", "COPY lab_events TO 'out.csv'", "ATTACH 'other.duckdb' AS o",
+    "INSTALL httpfs", "LOAD httpfs", "SET threads = 1", "SELECT * FROM read_csv('/etc/passwd')",
+    "SELECT * FROM read_parquet('x.parquet')", "SELECT * FROM glob('*')", "SELECT * FROM '/etc/hosts'", "CHECKPOINT",
+]
+
+
+def _hash(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("which", ["synthetic", "demo"])
+def test_write_attempts_leave_the_database_byte_identical(request: pytest.FixtureRequest, which: str) -> None:
+    """Acceptance: a batch of write / file-reading evidence steps, verified against the
+    real built databases, is rejected before execution and changes no byte of the file."""
+    db: Path = request.getfixturevalue("synth_db" if which == "synthetic" else "demo_db")
+    task = Task.model_validate(json.loads((FIXTURES / "demo.json").read_text())["cases"][0]["task"])
+    before = _hash(db)
+    steps = [{"index": i, "kind": "sql", "code": sql, "output": "ok"} for i, sql in enumerate(_ATTEMPTS, 1)]
+    traj = Trajectory.model_validate({"trajectory_id": "w", "task_id": task.task_id, "steps": steps,
+                                      "final_response": "Answer: NULL\nReasoning: no Lactate in admission 22595853."})
+    verdict = verify(traj, task, VerifyConfig(db_path=str(db)))
+    assert [r.value for r in verdict.reasons] == ["EVIDENCE_REJECTED"]
+    assert {q["status"] for q in verdict.details["evidence"]["queries"]} == {"rejected"}
+    assert _hash(db) == before

@@ -29,6 +29,9 @@ rule, most specific first:
        the text's stated decimals) or its row count.
     Python steps are not compared (their printed output is the agent code's
     transformation of the rows, which the verifier does not re-run).
+    The environment's observation framing (a leading ``[step N]`` line, a
+    trailing ``[only the first N rows were fetched]``) is removed first, so
+    outputs logged as chat tool messages compare like recorded ones.
 """
 
 from __future__ import annotations
@@ -285,6 +288,9 @@ _EMPTY_CLAIM = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _TOKEN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+#: Lines the environment adds around a rendered result in the agent's observation.
+_OBS_HEAD = re.compile(r"\A\s*\[step \d+\][ \t]*\n")
+_OBS_TAIL = re.compile(r"\n\[only the first \d+ rows were fetched\]\s*\Z")
 
 
 def _sub_multiset(part: Iterable[tuple[Any, ...]], whole: Iterable[tuple[Any, ...]]) -> bool:
@@ -370,7 +376,7 @@ def output_matches(step: Step, result: QueryResult, display: DisplayConfig | Non
         return True, "python output is not compared (agent code transforms the rows)"
     if step.columns is not None and step.rows is not None:
         return _match_structured(step, result)
-    text = (step.output or "").strip("\n")
+    text = _OBS_TAIL.sub("", _OBS_HEAD.sub("", step.output or "")).strip("\n")
     if not text.strip():
         return True, "no recorded output to compare"
     if text == render_result(result.columns, result.rows, display):

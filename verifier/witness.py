@@ -65,6 +65,8 @@ from .task import WitnessTable
 BASE_ALIAS = "__base"
 
 _OVERLAY_CONFIG: dict[str, Any] = {
+    # each overlay is its own DuckDB instance with its own thread pool: keep it small
+    "threads": 2,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
     "allow_community_extensions": False,
