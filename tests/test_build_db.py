@@ -24,7 +24,7 @@ from rich.console import Console
 from verifier.build_csv import column_plan, find_csv
 from verifier.build_db import build_database, print_summary
 from verifier.build_meds import MEDS_LACKS
-from verifier.errors import SourceDataError
+from verifier.errors import InputError, SourceDataError
 from verifier.schema_doc import describe_schema, schema_text
 from verifier.schema_map import ADMISSION_AGE, schema_tables, table_by_name, table_by_source
 
@@ -346,6 +346,18 @@ def test_missing_folder(tmp_path: Path) -> None:
         build_database(tmp_path / "nope", out)
     assert str(tmp_path / "nope") in str(exc.value)
     assert not out.exists()
+
+
+def test_bad_output_path(tmp_path: Path, mimic_dir: Path) -> None:
+    src = _copy_patients(tmp_path, mimic_dir)
+    with pytest.raises(InputError, match="folder"):
+        build_database(src, tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError) as exc:
+        build_database(src, blocker / "db.duckdb")
+    assert exc.value.field == "out"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "mimic"]
 
 
 def test_csv_lacking_a_column(tmp_path: Path, mimic_dir: Path) -> None:

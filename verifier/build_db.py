@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .build_csv import find_csv, load_csv_table, quote_ident
 from .build_meds import MEDS_LACKS, load_meds_chart_events
 from .build_report import BuildReport, TableReport, print_summary
-from .errors import RulesError, SourceDataError
+from .errors import InputError, RulesError, SourceDataError
 from .rules import load_toml, rules_path
 from .schema_doc import comment_columns, comment_table
 from .schema_map import ADMISSION_AGE, TableSpec, schema_tables
@@ -196,7 +196,7 @@ def _remove(path: Path) -> None:
     for p in (path, path.with_name(path.name + ".wal")):
         try:
             p.unlink()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             pass
 
 
@@ -222,6 +222,7 @@ def build_database(
             unreadable file, a value not fitting its type, a row count mismatch,
             a bad MEDS file. Nothing is then left at ``out`` by this build (a file
             already there is left untouched) and the temporary file is removed.
+        InputError: ``out`` is a folder or cannot be created (field ``"out"``).
         RulesError: ``rules/schema.toml`` is malformed.
     """
     started = time.perf_counter()
@@ -234,9 +235,15 @@ def build_database(
         raise SourceDataError(mimic_dir, "neither hosp/ nor icu/ found: not a MIMIC-IV folder")
     if meds is not None and not meds.is_file():
         raise SourceDataError(meds, "MEDS file not found")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.is_dir():
+        raise InputError("out", str(out), "is a folder; give the path of the .duckdb file to write")
     tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex[:12]}.tmp")
-    con = duckdb.connect(str(tmp))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(tmp))
+    except (OSError, duckdb.Error) as exc:
+        _remove(tmp)
+        raise InputError("out", str(out), f"cannot create the database there: {exc}") from exc
     try:
         con.execute("SET enable_progress_bar = false")  # ours is the rich bar
         done = _build(con, mimic_dir, meds, progress)
