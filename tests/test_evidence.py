@@ -142,6 +142,21 @@ def test_render_form_with_display_truncation() -> None:
     assert not output_matches(_sql_step(claims_fewer), many)[0]
 
 
+def test_cells_with_line_breaks_and_pipes() -> None:
+    res = QueryResult(columns=["id", "comments"], rows=[(1, "line one\nline two"), (2, "a | b")])
+    text = render_result(res.columns, list(reversed(res.rows)))
+    assert output_matches(_sql_step(text), res)[0]
+    assert not output_matches(_sql_step(text.replace("line two", "line 3")), res)[0]
+
+
+def test_structured_rows_and_text_must_both_match() -> None:
+    rows = [[50912, None], [50971, 4.1], [50971, 3.9]]
+    honest = render_result(RES.columns, RES.rows)
+    assert output_matches(_sql_step(honest, columns=list(RES.columns), rows=rows), RES)[0]
+    edited = "itemid | value_numeric\n(0 rows)"
+    assert not output_matches(_sql_step(edited, columns=list(RES.columns), rows=rows), RES)[0]
+
+
 def test_structured_rows_compared_as_multisets() -> None:
     ok = _sql_step("x", columns=["itemid", "value_numeric"], rows=[[50912, None], [50971, 4.1], [50971, 3.9]])
     assert output_matches(ok, RES)[0]

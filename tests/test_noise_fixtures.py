@@ -156,3 +156,45 @@ def test_write_attempts_leave_the_database_byte_identical(request: pytest.Fixtur
     assert [r.value for r in verdict.reasons] == ["EVIDENCE_REJECTED"]
     assert {q["status"] for q in verdict.details["evidence"]["queries"]} == {"rejected"}
     assert _hash(db) == before
+
+
+HONEST_QUERIES = [
+    "SELECT * FROM lab_events ORDER BY lab_event_id LIMIT 70",
+    "SELECT * FROM lab_events",  # more rows than the display shows
+    "SELECT itemid, avg(value_numeric) AS m, stddev(value_numeric) AS s FROM lab_events GROUP BY itemid",
+    "SELECT admissionid, admission_time, death_time, marital_status FROM admissions",
+    "SELECT * FROM microbiology_events LIMIT 20",
+    "SELECT comments, value FROM lab_events WHERE comments IS NOT NULL LIMIT 30",
+    "DESCRIBE lab_events",
+    "SHOW TABLES",
+    "SELECT count(*) AS n FROM chart_events",
+]
+
+
+@pytest.mark.parametrize("which", ["synthetic", "demo"])
+def test_honest_environment_recordings_are_never_fabricated(request: pytest.FixtureRequest, which: str) -> None:
+    """Episodes recorded by the environment (verifier.env) match their re-execution:
+    whatever the types, NULLs, row counts and display truncation."""
+    from verifier.env import EHREnv
+    from verifier.env.actions import sql, submit
+    from verifier.evidence import output_matches
+    from verifier.sqlsafe import run_query, thread_connection
+
+    db: Path = request.getfixturevalue("synth_db" if which == "synthetic" else "demo_db")
+    task = load_cases("demo")[0][0]
+    with EHREnv(str(db)) as env:
+        env.reset(task)
+        for q in HONEST_QUERIES:
+            env.step(sql(q))
+        traj = env.trajectory
+        env.step(submit("Answer: NULL\nReasoning: nothing"))
+    cfg = VerifyConfig(db_path=str(db))
+    for step in traj.steps:
+        assert step.ok, step.error
+        res = run_query(thread_connection(db), step.code, time_limit_s=10, row_cap=cfg.row_cap)
+        ok, why = output_matches(step, res, cfg.display)
+        assert ok, f"{step.code}: {why}"
+        # and as a chat-logged episode would keep it: text only, framed as the agent saw it
+        text_only = step.model_copy(update={"columns": None, "rows": None, "output": f"[step {step.index}]\n{step.output}"})
+        ok, why = output_matches(text_only, res, cfg.display)
+        assert ok, f"{step.code} (text only): {why}"

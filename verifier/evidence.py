@@ -17,8 +17,9 @@ rule, most specific first:
     1. structured rows recorded (``Step.columns``/``Step.rows``): same column
        names (case-insensitive) and the same multiset of rows, cells compared
        canonically (``canon_cell``: numbers to 10 significant digits, ISO
-       datetimes, ``None``); when either side hit the row cap only the
-       recorded rows must be found among the re-executed ones;
+       datetimes, ``None``); when the re-execution reaches the row cap, the
+       recorded rows must reach it too. The recorded text, if any, must then
+       also pass rule 2 or 3;
     2. text in ``verifier.render.render_result`` form (a ``(N rows...)``
        footer): the same header, the same row count ``N``, and every shown row
        (canonical cells) found among the re-executed rows, order-free;
@@ -330,8 +331,10 @@ def _match_rendered(text: str, result: QueryResult) -> tuple[bool, str]:
     width = len(result.columns)
     cells = [tuple(canon_cell(c) for c in line.split(" | ")) for line in shown]
     if any(len(c) != width for c in cells):
-        # a cell holding " | " is ambiguous: compare the rendered lines instead
-        actual_lines = Counter(" | ".join(format_cell(v) for v in r) for r in result.rows)
+        # a cell holding " | " or a line break is ambiguous: compare rendered lines instead
+        actual_lines = Counter(
+            line for r in result.rows for line in " | ".join(format_cell(v) for v in r).split("\n")
+        )
         ok = not (Counter(shown) - actual_lines)
     else:
         ok = _sub_multiset(cells, canon_rows(result.rows))
@@ -375,7 +378,9 @@ def output_matches(step: Step, result: QueryResult, display: DisplayConfig | Non
     if step.kind != "sql":
         return True, "python output is not compared (agent code transforms the rows)"
     if step.columns is not None and step.rows is not None:
-        return _match_structured(step, result)
+        ok, why = _match_structured(step, result)
+        if not ok or not (step.output or "").strip():
+            return ok, why
     text = _OBS_TAIL.sub("", _OBS_HEAD.sub("", step.output or "")).strip("\n")
     if not text.strip():
         return True, "no recorded output to compare"
