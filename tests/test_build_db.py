@@ -272,6 +272,9 @@ def test_meds_report_and_comment_state_what_is_lacking(tmp_path: Path, mimic_dir
     comment = demo_con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'chart_events'").fetchone()[0]
     for col in MEDS_LACKS:
         assert col in comment
+    col_doc = {c: d for t, c, _, d in describe_schema(demo_con) if t == "chart_events"}
+    assert all("always NULL" in col_doc[c] for c in MEDS_LACKS)
+    assert not any("always NULL" in d for c, d in col_doc.items() if c not in MEDS_LACKS)
     # the report and the printed summary; a small source keeps this fast: icu_stays + 5,000 MEDS chart events
     import pyarrow.parquet as pq
 

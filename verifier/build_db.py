@@ -82,12 +82,13 @@ def _create_tables(con: duckdb.DuckDBPyConnection, derived: dict[str, tuple[str,
 
 
 def _write_comments(
-    con: duckdb.DuckDBPyConnection, derived: dict[str, tuple[str, str, str]], table_suffix: dict[str, str]
+    con: duckdb.DuckDBPyConnection, derived: dict[str, tuple[str, str, str]], table_suffix: dict[str, str],
+    column_suffix: dict[tuple[str, str], str],
 ) -> None:
     con.execute("BEGIN TRANSACTION")  # one commit for ~375 catalog comments instead of one each
     for spec in schema_tables():
         comment_table(con, spec.name, spec.description + table_suffix.get(spec.name, ""))
-        cols = [(c.name, c.description) for c in spec.columns]
+        cols = [(c.name, c.description + column_suffix.get((spec.name, c.name), "")) for c in spec.columns]
         cols += [(name, desc) for name, (table, _, desc) in derived.items() if table == spec.name]
         comment_columns(con, spec.name, cols)
     con.execute("COMMIT")
@@ -125,6 +126,7 @@ class _Outcome:
     reports: list[TableReport] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     suffix: dict[str, str] = field(default_factory=dict)
+    column_suffix: dict[tuple[str, str], str] = field(default_factory=dict)
     meds_lacks: tuple[str, ...] = ()
 
 
@@ -161,6 +163,8 @@ def _load_from_meds(con: duckdb.DuckDBPyConnection, spec: TableSpec, meds: Path,
         + " are NULL (absent from that source); admissionid and icuadmissionid are taken from the ICU stay"
         " whose in_time..out_time window holds chart_time."
     )
+    for col in MEDS_LACKS:
+        out.column_suffix[(spec.name, col)] = " (always NULL in this database: not in its MEDS source)"
     out.reports.append(TableReport(spec.name, src, "meds", load.rows, load.source_rows, meds, ncols, tnotes))
 
 
@@ -188,7 +192,7 @@ def _build(con: duckdb.DuckDBPyConnection, mimic_dir: Path, meds: Path | None, p
         con.execute(ADMISSION_AGE_SQL)
         if any(r.name == "patients" and r.origin == "absent" for r in out.reports):
             out.notes.append(f"admissions.{ADMISSION_AGE} is NULL: patients table absent")
-        _write_comments(con, derived, out.suffix)
+        _write_comments(con, derived, out.suffix, out.column_suffix)
     return out
 
 
