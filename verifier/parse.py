@@ -51,24 +51,16 @@ __all__ = [
     "extract_list", "extract_numbers", "extract_quantities", "extract_records",
 ]
 
-_TAGS = re.compile(
-    r"<\s*(answer|final_answer|reasoning)\s*>(.*?)"
-    r"(?:<\s*/\s*\1\s*>|(?=<\s*(?:answer|final_answer|reasoning)\s*>)|\Z)",
-    re.I | re.S,
-)
+_TAG_OPEN = {name: re.compile(rf"<\s*{name}\s*>") for name in ("answer", "final_answer", "reasoning")}
+_TAG_CLOSE = re.compile(r"<\s*/?\s*(?:answer|final_answer|reasoning)\s*>")
 _HAS_TAG = re.compile(r"(?i)<\s*(?:final_)?answer\s*>")
 _FENCE_JSON = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.S)
-_LABEL = re.compile(
-    r"^[ \t>]*(?:#{1,6}[ \t]*)?(?:\*\*|__|\*|_)?[ \t]*"
-    r"(final[ \t]+answer|answer|reasoning|rationale|explanation)"
-    r"[ \t]*(?:\*\*|__|\*|_)?[ \t]*(?::|：|(?=\r?\n)|\Z)[ \t]*(?:(?:\*\*|__)(?=\s))?",
-    re.I | re.M,
-)
+_LABELS = ("final answer", "final_answer", "answer", "reasoning", "rationale", "explanation")
+_LABEL_LEAD = " \t>#*_"
+_LABEL_TRAIL = " \t*_"
+_LABEL_START = frozenset("aAfFrReE")
 _NULL = re.compile(r"^(?:null|none|n/a)(?:\s*(?:[.,;:(\-–—].*)?)?$", re.I | re.S)
-_CITE = re.compile(
-    r"[\[(]\s*steps?\s*#?\s*(\d+(?:\s*(?:,|and|&|-|–|to)\s*#?\s*\d+)*)\s*[\])]",
-    re.I,
-)
+_CITE_AT = re.compile(r"steps?\s*#?\s*(\d+(?:\s*(?:,|and|&|-|–|to)\s*#?\s*\d+)*)\s*[\])]")
 _CITE_PART = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*#?\s*(\d+))?")
 _BLANK = re.compile(r"\n[ \t]*\n")
 _WRAP = re.compile(r"^(\*\*|__|`{1,3}|\*|_|\"|')(.*)\1$", re.S)
@@ -110,8 +102,10 @@ class ParsedResponse:
 
 def is_null_answer(answer: str) -> bool:
     """True when ``answer`` is one of the documented NULL spellings."""
+    if answer.lstrip("*_`\"'[ \t\n")[:1] not in ("n", "N"):
+        return False  # fast path: every NULL spelling starts with n
     s = strip_markdown(_clean(answer)).strip("\"'[]").strip()
-    return s[:1] in ("n", "N") and bool(_NULL.match(s))
+    return bool(_NULL.match(s))
 
 
 def _clean(answer: str) -> str:
@@ -138,14 +132,48 @@ def _citations(*texts: str) -> list[int]:
     for text in texts:
         if "tep" not in text and "TEP" not in text:
             continue
-        for m in _CITE.finditer(text):
-            for part in _CITE_PART.finditer(m[1]):
-                a = int(part[1])
-                b = int(part[2]) if part[2] else a
-                if b < a or b - a > 1000:
-                    b = a
-                found.update(range(a, b + 1))
+        low = text.lower()
+        i = low.find("step")
+        while i != -1:
+            j = i - 1
+            while j >= 0 and low[j] in " \t":
+                j -= 1
+            if j >= 0 and low[j] in "[(":
+                m = _CITE_AT.match(low, i)
+                if m is not None:
+                    for part in _CITE_PART.finditer(m[1]):
+                        a = int(part[1])
+                        b = int(part[2]) if part[2] else a
+                        if b < a or b - a > 1000:
+                            b = a
+                        found.update(range(a, b + 1))
+            i = low.find("step", i + 4)
     return sorted(i for i in found if i >= 1)
+
+
+def _tag_body(text: str, low: str, name: str) -> str | None:
+    """Body of the last ``<name>`` tag: up to ``</name>``, the next opening tag, or the end."""
+    start = low.rfind(f"<{name}>")
+    if start == -1:
+        m = None
+        for m in _TAG_OPEN[name].finditer(low):
+            pass
+        if m is None:
+            return None
+        begin = m.end()
+    else:
+        begin = start + len(name) + 2
+    close = _TAG_CLOSE.search(low, begin)
+    return text[begin: close.start() if close else len(text)]
+
+
+def _from_tags(text: str) -> tuple[str | None, str]:
+    low = text.lower()
+    answer = _tag_body(text, low, "answer")
+    if answer is None:
+        answer = _tag_body(text, low, "final_answer")
+    reasoning = _tag_body(text, low, "reasoning") or ""
+    return answer, reasoning.strip()
 
 
 def _from_json(text: str) -> tuple[bool, Any, str] | None:
@@ -172,16 +200,40 @@ def _from_json(text: str) -> tuple[bool, Any, str] | None:
     return None
 
 
+def _label_of(line: str) -> tuple[str, str] | None:
+    """``(label, rest of line)`` when ``line`` opens an Answer/Reasoning section."""
+    head = line.lstrip(_LABEL_LEAD)
+    low = head[:16].lower()
+    for label in _LABELS:
+        if low.startswith(label):
+            rest = head[len(label):].lstrip(_LABEL_TRAIL)
+            if rest.startswith((":", "：")):
+                rest = rest[1:].lstrip(" \t")
+                if rest[:2] in ("**", "__") and rest[2:3] in ("", " ", "\t"):
+                    rest = rest[2:].lstrip(" \t")  # the closing bold of "**Answer:**"
+                return label, rest
+            if not rest.strip():
+                return label, ""  # a heading or bold label alone on its line
+            return None
+    return None
+
+
 def _from_sections(text: str) -> tuple[str, str] | None:
-    labels = list(_LABEL.finditer(text))
-    if not labels:
+    lines = text.split("\n")
+    spans: list[tuple[str, int, str]] = []
+    for n, line in enumerate(lines):
+        if line and (line[0] in _LABEL_START or line.lstrip(_LABEL_LEAD)[:1] in _LABEL_START):
+            got = _label_of(line)
+            if got is not None:
+                spans.append((got[0], n, got[1]))
+    if not spans:
         return None
     answer = reasoning = None
     has_reasoning = False
-    for i, m in enumerate(labels):
-        end = labels[i + 1].start() if i + 1 < len(labels) else len(text)
-        body = text[m.end():end].strip()
-        if m[1].lower().startswith(("final", "answer")):
+    for k, (label, n, first) in enumerate(spans):
+        end = spans[k + 1][1] if k + 1 < len(spans) else len(lines)
+        body = "\n".join([first, *lines[n + 1:end]]).strip()
+        if label in ("answer", "final answer", "final_answer"):
             answer = body
         else:
             reasoning = body
@@ -209,11 +261,7 @@ def parse(text: str) -> ParsedResponse:
         return ParsedResponse("", error="empty final response")
     fmt, answer_json, answer, reasoning = "", None, None, ""
     if "<" in text and _HAS_TAG.search(text):
-        for m in _TAGS.finditer(text):
-            if m[1].lower() == "reasoning":
-                reasoning = m[2].strip()
-            else:
-                answer = m[2]
+        answer, reasoning = _from_tags(text)
         if answer is not None:
             fmt = "tags"
     if answer is None and "{" in text:

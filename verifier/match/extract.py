@@ -209,6 +209,10 @@ def extract_numbers(text: str, *, skip_dates: bool = True) -> list[NumberToken]:
     Returns:
         NumberTokens in order; ``1.2 × 10^3`` is one token of value 1200.
     """
+    m = _SIMPLE_NUM.match(text)
+    if m is not None:  # fast path: the whole text is one number
+        value, decimals = _to_float(m[1])
+        return [NumberToken(value, decimals, bool(m[2]), 0, len(text))]
     if skip_dates:
         text = _mask(text, [(t.start, t.end) for t in _datetimes_cached(text)])
     out = []
@@ -239,7 +243,10 @@ def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
     return None, pos
 
 
-_SIMPLE_Q = re.compile(r"^([+\-]?\d+(?:\.\d+)?)(?:\s*([A-Za-zµμ°º%#/][^\s\d]*(?:/[^\s]+)?))?$")
+_SIMPLE_Q = re.compile(
+    r"^([+\-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?:\s*([A-Za-zµμ°º%#/][^\s\d]*(?:/[^\s]+)?))?$"
+)
+_SIMPLE_NUM = re.compile(r"^([+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+\-]?\d+)?)(\s*%)?$")
 
 
 @lru_cache(maxsize=65536)

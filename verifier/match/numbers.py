@@ -59,6 +59,8 @@ def _rule(kind: str) -> tuple[float, float, float]:
 
 @lru_cache(maxsize=65536)
 def _round_ref(ref: float, decimals: int) -> float:
+    if round(ref, decimals) == ref:
+        return ref  # already at the stated precision (the usual case)
     return float(Decimal(repr(ref)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
 
 
@@ -88,6 +90,7 @@ def within(sub: float, ref: float, rule: tuple) -> bool:
     return abs(sub - ref) <= max(rule[2], rule[1] * abs(ref)) * (1 + 1e-12)
 
 
+@lru_cache(maxsize=1024)
 def describe_rule(rule: tuple) -> str:
     """Human-readable form of a tolerance rule, for verdict details."""
     if rule[0] == "decimals":
