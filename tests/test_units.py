@@ -135,3 +135,13 @@ def test_conversion_is_picklable_and_thread_safe() -> None:
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(run, pairs))
     assert got == [convert(3.0, *p) for p in pairs]
+
+
+@pytest.mark.parametrize(
+    "spelling, same_as",
+    [("×10⁹/L", "K/uL"), ("10³/µL", "K/uL"), ("K/µL", "K/uL"), ("K/mcL", "K/uL"), ("thou/uL", "K/uL"),
+     ("x 10*9 /L", "K/uL"), ("µmol/L", "umol/L"), ("μg/mL", "ug/mL"), ("mL/min/1.73m²", "mL/min/1.73 m2"),
+     ("° F", "degF"), ("degrees celsius", "degC"), ("breaths/min", "insp/min"), ("mmol/l", "mmol/L")],
+)
+def test_agent_spellings(spelling: str, same_as: str) -> None:
+    assert same_unit(spelling, same_as)

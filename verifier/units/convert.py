@@ -36,6 +36,9 @@ _TEN_POW = re.compile(r"(?:^|(?<=[\s(*/]))(?:[x×*]\s*)?10\s*(?:\^|\*\*|\*|E|e)\
 _TEN_POW_LEAD = re.compile(r"^[x×]\s*10\s*(?:\^|\*\*|\*)\s*([+-]?\d+)")
 _DEG = re.compile(r"[°º]\s*([CF])\b")
 _ANNOT = re.compile(r"\{[^}]*\}")
+_MICRO = str.maketrans({"µ": "u", "μ": "u"})
+_SUP_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_SUP_POW = re.compile(r"(?<=[0-9A-Za-z)\]])([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
 _SUPER = str.maketrans({"²": "**2", "³": "**3", "µ": "u", "μ": "u", "·": "*", "⁻": "-", "¹": "1"})
 
 
@@ -70,7 +73,8 @@ def _spellings() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
 
 
 def _normalise(text: str) -> str:
-    s = text.strip().translate(_SUPER)
+    s = _SUP_POW.sub(lambda m: "^" + m[1].translate(_SUP_DIGITS), text.strip())
+    s = s.translate(_SUPER)
     s = _ANNOT.sub("", s)
     s = _DEG.sub(r"deg\1", s)
     s = _TEN_POW_LEAD.sub(r"1e\1 *", s)
@@ -106,7 +110,8 @@ def _parse_cached(text: str) -> UnitSpec | str:
     reg = get_registry()
     errors = []
     with pint_lock():
-        expr = exact.get(stripped) or folded.get(stripped.casefold())
+        key = stripped.translate(_MICRO)
+        expr = exact.get(key) or folded.get(key.casefold())
         if expr is not None:
             try:
                 return _to_spec(text, reg.parse_expression(expr), "synonym")
