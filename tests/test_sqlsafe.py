@@ -116,6 +116,9 @@ ATTEMPTS = [
     ("SELECT * FROM patients WHERE patientid IN (SELECT a FROM read_csv('{dir}/secret.csv'))", "read_csv"),
     ("WITH x AS (SELECT * FROM glob('*')) SELECT * FROM x", "glob"),
     ("EXPLAIN ANALYZE SELECT 1", "EXPLAIN"),
+    ("DESCRIBE read_csv('{dir}/secret.csv')", "DESCRIBE"),
+    ("SUMMARIZE read_csv('{dir}/secret.csv')", "read_csv"),
+    ("SELECT * FROM TABLE(read_csv('{dir}/secret.csv'))", "table()"),
     ("", "empty"),
     ("SELEC 1 FROM", "parseable"),
 ]

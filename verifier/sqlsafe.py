@@ -219,6 +219,11 @@ def _check_root(sql: str, root: exp.Expression) -> None:
         name = _func_name(inner) if isinstance(inner, exp.Func) else (inner.name if isinstance(inner, exp.Expression) else str(inner))
         if isinstance(inner, (exp.EQ, exp.PropertyEQ)) or name.lower() not in _PRAGMA_OK:
             raise UnsafeQueryError(sql, f"PRAGMA {root.this.sql('duckdb') if isinstance(root.this, exp.Expression) else root.this} is not a read-only catalog pragma")
+    elif isinstance(root, (exp.Describe, exp.Summarize)):
+        target = root.this
+        if not (isinstance(target, exp.Query) or (isinstance(target, exp.Table) and isinstance(target.this, exp.Identifier))):
+            shown = target.sql("duckdb") if isinstance(target, exp.Expression) else repr(target)
+            raise UnsafeQueryError(sql, f"{_statement_word(root)} of {shown} is not allowed (a table name or a query only)")
     elif not isinstance(root, _ROOTS):
         kind = _statement_word(root)
         raise UnsafeQueryError(sql, f"statement {kind} is not a read (allowed: SELECT, WITH, VALUES, DESCRIBE, SHOW, SUMMARIZE, catalog PRAGMAs)")
