@@ -88,12 +88,17 @@ def _dose_times(h: Hospital, o: Order) -> list[datetime]:
         return []
     if d.frequency == "ONCE":
         return [o.start]
-    step = timedelta(hours=24 / max(d.per_day, 1))
-    times = []
-    t = o.start
-    while t <= o.stop and len(times) < MAX_DOSES:
-        times.append(t)
-        t += step
+    # a first dose when the order starts, then doses at the pharmacy's scheduled clock hours
+    hours = [int(x) for x in DISP_SCHED[d.per_day].split(", ")]
+    times = [o.start]
+    gap = timedelta(hours=max(2.0, 12.0 / d.per_day))
+    day = o.start.replace(hour=0, minute=0, second=0)
+    while day <= o.stop and len(times) < MAX_DOSES:
+        for hr in hours:
+            t = day + timedelta(hours=hr)
+            if o.start + gap <= t <= o.stop and len(times) < MAX_DOSES:
+                times.append(t)
+        day += timedelta(days=1)
     if d.frequency.endswith(":PRN"):
         times = sorted(h.rng.sample(times, min(len(times), h.rng.randint(1, 4))))
     return times

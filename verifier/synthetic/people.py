@@ -116,7 +116,7 @@ def _admission(h: Hospital, p: Patient, role_name: str, last: bool) -> Admission
     else:
         days = max(role.min_days, rng.randint(2, 9))
         los = timedelta(days=days, hours=rng.randint(0, 12), minutes=rng.randint(0, 59))
-        emergency = rng.random() < 0.75
+        emergency = rng.random() < 0.85
         adm_type = rng.choice(h.catalog.vocab["emergency_types" if emergency else "elective_types"])
     a = Admission(
         hadm_id=h.new_id("hadm_id"), subject_id=p.subject_id, admittime=admit, dischtime=admit + los,
@@ -197,11 +197,16 @@ def _write_patient(h: Hospital, p: Patient) -> None:
     marital = rng.choice(vocab["marital_status"]) if rng.random() < 0.9 else None
     for a in p.admissions:
         died = a.deathtime is not None
-        emergency = a.edregtime is not None or a.admission_type in vocab["emergency_types"]
+        if a.edregtime is not None:
+            location = "EMERGENCY ROOM"
+        elif a.admission_type in vocab["elective_types"]:
+            location = rng.choice(vocab["elective_locations"])
+        else:
+            location = rng.choice(vocab["emergency_locations"])
         h.add("admissions", subject_id=p.subject_id, hadm_id=a.hadm_id, admittime=a.admittime,
               dischtime=a.dischtime, deathtime=a.deathtime, admission_type=a.admission_type,
               admit_provider_id=h.provider(),
-              admission_location=rng.choice(vocab["emergency_locations" if emergency else "elective_locations"]),
+              admission_location=location,
               discharge_location="DIED" if died else rng.choice(vocab["discharge_locations"]),
               insurance=insurance, language=language, marital_status=marital, race=race,
               edregtime=a.edregtime, edouttime=a.edouttime, hospital_expire_flag=1 if died else 0)
