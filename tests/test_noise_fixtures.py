@@ -4,7 +4,6 @@ hospital and the real demo; each trajectory gets exactly the verdict it names.""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -12,49 +11,11 @@ import pytest
 
 from verifier import verify
 from verifier.config import VerifyConfig
+from verifier.noise_fixtures import fixtures_dir, load_cases
 from verifier.task import Task
 from verifier.trajectory import Trajectory
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "noise"
-_PLACEHOLDER = re.compile(r"\$\{(\w+)(?:\[(\w+)=([^\]]+)\])?((?:\.\w+)+)\}")
-
-
-def _gap_value(gaps: list[Any], name: str, key: str | None, want: str | None, path: str) -> Any:
-    chosen = [g for g in gaps if g.name == name and (key is None or str(g.ids.get(key)) == want)]
-    if len(chosen) != 1:
-        raise AssertionError(f"fixture placeholder {name}[{key}={want}] matches {len(chosen)} planted gaps, expected 1")
-    value: Any = chosen[0].ids
-    for part in path.strip(".").split("."):
-        value = value[int(part)] if isinstance(value, list) else value[part]
-    return value
-
-
-def fill(obj: Any, gaps: list[Any]) -> Any:
-    """Replace ``${gap[key=value].path}`` placeholders with values from the planted gaps.
-
-    A string that is one placeholder becomes the value itself (typed); a
-    placeholder inside a longer string is replaced by ``str(value)``.
-    """
-    if isinstance(obj, dict):
-        return {k: fill(v, gaps) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [fill(v, gaps) for v in obj]
-    if isinstance(obj, str) and "${" in obj:
-        whole = _PLACEHOLDER.fullmatch(obj)
-        if whole:
-            return _gap_value(gaps, *whole.groups())
-        return _PLACEHOLDER.sub(lambda m: str(_gap_value(gaps, *m.groups())), obj)
-    return obj
-
-
-def load_cases(name: str, gaps: list[Any] | None = None) -> list[tuple[Task, list[dict[str, Any]]]]:
-    """The (task, trajectory entries) of ``fixtures/noise/<name>.json``, placeholders filled."""
-    data = json.loads((FIXTURES / f"{name}.json").read_text())
-    out = []
-    for case in data["cases"]:
-        case = fill(case, gaps or [])
-        out.append((Task.model_validate(case["task"]), case["trajectories"]))
-    return out
+FIXTURES = fixtures_dir()
 
 
 def _ids(name: str) -> list[str]:

@@ -271,3 +271,26 @@ def test_write_keywords_never_pass(prefix: str, tail: str) -> None:
 def test_file_functions_never_pass(fn: str, path: str, wrap: str) -> None:
     with pytest.raises(UnsafeQueryError):
         check_read_only(wrap.format(f=f"{fn}('{path}')"))
+
+
+def _child_timeout(db: str, out: "object") -> None:
+    try:
+        run_query(thread_connection(db), "SELECT count(*) FROM lab_events a, lab_events b", time_limit_s=0.3, row_cap=1)
+        out.put("no timeout")  # type: ignore[attr-defined]
+    except QueryTimeout:
+        out.put(run_query(thread_connection(db), "SELECT 7", time_limit_s=5, row_cap=1).rows)  # type: ignore[attr-defined]
+
+
+def test_time_limit_in_a_forked_worker(small_db: Path) -> None:
+    """Process pools fork after the parent used the watchdog: the child gets its own."""
+    import multiprocessing
+
+    run_query(thread_connection(small_db), "SELECT 1", time_limit_s=5, row_cap=1)  # parent's watchdog is running
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child_timeout, args=(str(small_db), q))
+    p.start()
+    try:
+        assert q.get(timeout=60) == [(7,)]
+    finally:
+        p.join(10)

@@ -19,8 +19,9 @@ untrusted. Three layers, each enough on its own for the common attacks:
    ``autoinstall_known_extensions``, ``autoload_known_extensions``,
    ``lock_configuration``).
 3. ``run_query`` enforces a wall-clock limit with ``connection.interrupt()``
-   from a ``threading.Timer`` (no signals, works off the main thread) and a
-   row cap; the connection stays usable after an interrupt.
+   called from a timer thread (one watchdog thread per process serving every
+   query's deadline; no signals, so it works off the main thread) and a row
+   cap; the connection stays usable after an interrupt.
 
 A DuckDB connection must not be used by two threads at once;
 ``thread_connection`` keeps one read-only connection per (process, thread,
@@ -29,11 +30,14 @@ database file).
 
 from __future__ import annotations
 
+import heapq
 import logging
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -333,6 +337,12 @@ def open_readonly(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
 _local = threading.local()
 
 
+@lru_cache(maxsize=1024)
+def resolved_path(path: str) -> str:
+    """``path`` made absolute with symlinks resolved (memoised; used as a cache key)."""
+    return str(Path(path).resolve())
+
+
 def thread_connection(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     """The calling thread's read-only connection to ``db_path`` (opened once, then reused).
 
@@ -342,7 +352,7 @@ def thread_connection(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnect
     Raises:
         SourceDataError: as ``open_readonly``.
     """
-    key = (os.getpid(), str(Path(db_path).resolve()))
+    key = (os.getpid(), resolved_path(str(db_path)))
     cache: dict[tuple[int, str], duckdb.DuckDBPyConnection] | None = getattr(_local, "cons", None)
     if cache is None:
         cache = _local.cons = {}
@@ -353,31 +363,76 @@ def thread_connection(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnect
 
 
 # ---------------------------------------------------------------- running
-class _Watchdog:
-    """Interrupts ``con`` after ``limit`` seconds unless disarmed first (race-free)."""
+class _Watcher:
+    """One daemon thread per process that interrupts connections at their deadlines.
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, limit: float) -> None:
-        self.con = con
-        self.fired = False
-        self._done = False
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(limit, self._fire)
-        self._timer.daemon = True
+    ``arm`` registers (deadline, connection) and returns a token; ``disarm``
+    removes it. The thread sleeps until the earliest deadline and calls
+    ``connection.interrupt()`` for a token still armed, under the same lock
+    that ``disarm`` takes, so an interrupt can never reach a query that has
+    already finished. (A ``threading.Timer`` per query costs a thread start
+    each time; this is the same mechanism, shared.) Restarted after ``fork``.
+    """
 
-    def _fire(self) -> None:
-        with self._lock:
-            if not self._done:
-                self.fired = True
-                self.con.interrupt()
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int]] = []
+        self._armed: dict[int, duckdb.DuckDBPyConnection] = {}
+        self._fired: set[int] = set()
+        self._next = 0
+        self._pid = -1
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._reset_after_fork)
 
-    def __enter__(self) -> "_Watchdog":
-        self._timer.start()
-        return self
+    def _reset_after_fork(self) -> None:
+        self._cond = threading.Condition()  # the parent's lock state is not ours
+        self._pid = -1
 
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._done = True
-        self._timer.cancel()
+    def _ensure_thread(self) -> None:
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._heap, self._armed, self._fired = [], {}, set()
+            threading.Thread(target=self._run, name="sqlsafe-watchdog", daemon=True).start()
+
+    def arm(self, con: duckdb.DuckDBPyConnection, limit_s: float) -> int:
+        with self._cond:
+            self._ensure_thread()
+            self._next += 1
+            token = self._next
+            self._armed[token] = con
+            heapq.heappush(self._heap, (time.monotonic() + limit_s, token))
+            self._cond.notify()
+            return token
+
+    def disarm(self, token: int) -> bool:
+        """Forget ``token``; True when its deadline had fired."""
+        with self._cond:
+            self._armed.pop(token, None)
+            fired = token in self._fired
+            self._fired.discard(token)
+            return fired
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                while self._heap and self._heap[0][1] not in self._armed:
+                    heapq.heappop(self._heap)  # disarmed already
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                deadline, token = self._heap[0]
+                now = time.monotonic()
+                if now < deadline:
+                    self._cond.wait(deadline - now)
+                    continue
+                heapq.heappop(self._heap)
+                con = self._armed.get(token)
+                if con is not None:
+                    self._fired.add(token)
+                    con.interrupt()
+
+
+_WATCHER = _Watcher()
 
 
 def execute_checked(con: duckdb.DuckDBPyConnection, safe_sql: str, *, time_limit_s: float, row_cap: int) -> QueryResult:
@@ -390,16 +445,19 @@ def execute_checked(con: duckdb.DuckDBPyConnection, safe_sql: str, *, time_limit
         raise InputError("time_limit_s", time_limit_s, "must be > 0 seconds")
     if row_cap < 1:
         raise InputError("row_cap", row_cap, "must be >= 1")
-    watchdog = _Watchdog(con, time_limit_s)
+    token = _WATCHER.arm(con, time_limit_s)
+    fired = False
     try:
-        with watchdog:
+        try:
             cur = con.execute(safe_sql)
             columns = [d[0] for d in (cur.description or [])]
             rows = [tuple(r) for r in cur.fetchmany(row_cap + 1)] if columns else []
+        finally:
+            fired = _WATCHER.disarm(token)
     except duckdb.InterruptException:
         raise QueryTimeout(safe_sql, time_limit_s) from None
     except duckdb.Error as exc:
-        if watchdog.fired:
+        if fired:
             raise QueryTimeout(safe_sql, time_limit_s) from None
         raise QueryFailed(safe_sql, str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     truncated = len(rows) > row_cap
@@ -421,7 +479,7 @@ def run_query(
             overlay connection from ``verifier.witness``), used by this thread only.
         sql: untrusted SQL text.
         time_limit_s: wall-clock limit in seconds for executing and fetching;
-            enforced with ``con.interrupt()`` from a timer thread.
+            enforced with ``con.interrupt()`` from the watchdog thread.
         row_cap: rows fetched at most; more sets ``truncated``.
         dialect: the SQL's dialect (transpiled to DuckDB).
 

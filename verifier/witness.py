@@ -59,7 +59,7 @@ from .config import DisplayConfig
 from .errors import InputError, SourceDataError
 from .evidence import canon_rows
 from .render import visible_rows
-from .sqlsafe import QueryResult
+from .sqlsafe import QueryResult, resolved_path
 from .task import WitnessTable
 
 BASE_ALIAS = "__base"
@@ -193,7 +193,7 @@ def overlay_for(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable]
     Raises:
         as ``Overlay``.
     """
-    key = (os.getpid(), str(Path(db_path).resolve()), witness_key(witness))
+    key = (os.getpid(), resolved_path(str(db_path)), witness_key(witness))
     cache: OrderedDict[tuple[int, str, str], Overlay] | None = getattr(_local, "overlays", None)
     if cache is None:
         cache = _local.overlays = OrderedDict()
