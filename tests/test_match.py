@@ -254,3 +254,12 @@ def test_records_typed_cells() -> None:
 def test_single_column_records_from_a_list() -> None:
     ref = RecordsAnswer(columns=("drug",), rows=(("aspirin",), ("heparin",)))
     assert m("- heparin\n- aspirin", ref).ok
+
+
+@pytest.mark.parametrize(
+    "text, prec",
+    [("2180-07", "month"), ("July 2180", "month"), ("2180-07-23 14:00", "hour"), ("2180", "year"),
+     ("2180-07-23 14:59:59", "hour")],
+)
+def test_datetime_coarse_precisions(text: str, prec: str) -> None:
+    assert m(text, DatetimeAnswer(value=dt.datetime(2180, 7, 23, 14, 30), precision=prec)).ok

@@ -129,3 +129,33 @@ def test_same_verdict_in_threads_and_processes() -> None:
         assert list(pool.map(_verify_json, pairs)) == serial
     with ProcessPoolExecutor(2) as pool:
         assert list(pool.map(_verify_json, pairs, chunksize=8)) == serial
+
+
+def test_oracle_spelling_of_every_answer_type_matches() -> None:
+    """The environment's oracle writes answers with verifier.agents.format; they must verify."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from verifier.agents.format import format_answer, tagged_response
+    from verifier.answers import BooleanAnswer, CountAnswer, ListAnswer, TextAnswer
+    from verifier.strategies import count_cases, datetime_cases, number_cases, quantity_cases, records_cases, text_cases
+
+    refs = st.one_of(
+        *(s.map(lambda c: (c.reference, c.policy)) for s in
+          (quantity_cases(), number_cases(), count_cases(), datetime_cases(), text_cases(), records_cases())),
+        st.booleans().map(lambda b: (BooleanAnswer(value=b), AnswerPolicy())),
+        st.lists(st.sampled_from(["aspirin", "heparin", "insulin", "furosemide"]), min_size=1, max_size=4,
+                 unique=True).map(lambda xs: (ListAnswer(items=tuple(TextAnswer(value=x) for x in xs)),
+                                              AnswerPolicy())),
+        st.lists(st.integers(0, 500), min_size=1, max_size=4).map(
+            lambda xs: (ListAnswer(items=tuple(CountAnswer(value=x) for x in xs)), AnswerPolicy())),
+    )
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(refs)
+    def check(ref_policy: tuple) -> None:
+        ref, policy = ref_policy
+        v = verify(traj(tagged_response(format_answer(ref), "oracle")), task(ref, policy))
+        assert v.success, (format_answer(ref), v.details)
+
+    check()

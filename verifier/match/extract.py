@@ -13,7 +13,8 @@ Rules (documented, tested in tests/test_parse_extract.py):
   ``7.5 x10^9/L``, ``120 mm Hg``, ``35.2%``). The unit is the longest run of
   up to three following words that ``parse_unit`` accepts; English function
   words (``in``, ``at``, ``on``...) are never units in free text.
-- Dates/datetimes: ISO ``2180-07-23[ T14:00[:00]]``, US ``07/23/2180``
+- Dates/datetimes: ISO ``2180-07-23[ T14:00[:00]]`` (and ``2180-07`` at month
+  precision), US ``07/23/2180``
   (day-first when the first field exceeds 12), ``July 23, 2180``,
   ``23 Jul 2180``, ``Jul 2180`` (month precision), each with an optional
   ``14:00[:ss]`` or ``2:00 PM`` time. Precision is what was written.
@@ -59,6 +60,7 @@ _TIME = r"(?:(?:,\s*|\s+(?:at\s+)?)(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp]\.?[M
 _MDY = re.compile(rf"\b{_MON}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}}){_TIME}", re.I)
 _DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON},?\s+(\d{{4}}){_TIME}", re.I)
 _MY = re.compile(rf"\b{_MON}\s+(\d{{4}})\b", re.I)
+_ISO_MONTH = re.compile(r"\b(\d{4})-(\d{1,2})\b(?![-\d])")
 _HAS_YEAR = re.compile(r"\d{4}")  # every date form has a 4-digit year: cheap pre-check
 _HAS_MONTH = re.compile(r"(?i)jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec")
 _BOOL = re.compile(r"^\W*(yes|no|true|false|y|n)\b", re.I)
@@ -169,6 +171,8 @@ def _datetimes_cached(text: str) -> tuple[DatetimeToken, ...]:
     if "-" in text:
         for m in _ISO.finditer(text):
             add(int(m[1]), int(m[2]), int(m[3]), m[4], m[5], m[6], None, m.span())
+        for m in _ISO_MONTH.finditer(text):
+            add(int(m[1]), int(m[2]), None, None, None, None, None, m.span())
     if "/" in text:
         for m in _SLASH.finditer(text):
             a, b = int(m[1]), int(m[2])
