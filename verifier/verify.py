@@ -143,8 +143,8 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
         trajectory answers another task, or (Noise) no database is configured.
         Never raised for a bad response.
     """
-    traj = _coerce(trajectory, Trajectory, "trajectory")
-    tsk = _coerce(task, Task, "task")
+    traj = trajectory if type(trajectory) is Trajectory else _coerce(trajectory, Trajectory, "trajectory")
+    tsk = task if type(task) is Task else _coerce(task, Task, "task")
     if traj.task_id != tsk.task_id:
         raise InputError("trajectory.task_id", traj.task_id, f"does not match task.task_id {tsk.task_id!r}")
     try:

@@ -4,12 +4,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..answers import ListAnswer, RecordsAnswer
+from ..answers import (
+    BooleanAnswer,
+    CountAnswer,
+    DatetimeAnswer,
+    ListAnswer,
+    NumberAnswer,
+    QuantityAnswer,
+    RecordsAnswer,
+    TextAnswer,
+)
 from ..task import AnswerPolicy
+from .datetimes import match_datetime
 from .lists import match_list
+from .numbers import match_count, match_number, match_quantity
 from .records import match_records
 from .result import MatchResult
 from .scalar import match_scalar
+from .text import match_boolean, match_text
+
+# One table lookup instead of a chain of type tests (hot path).
+_DISPATCH = {
+    QuantityAnswer: lambda t, r, p, j: match_quantity(t, r, p),
+    NumberAnswer: lambda t, r, p, j: match_number(t, r, p),
+    CountAnswer: lambda t, r, p, j: match_count(t, r),
+    DatetimeAnswer: lambda t, r, p, j: match_datetime(t, r),
+    TextAnswer: lambda t, r, p, j: match_text(t, r, p.text_threshold),
+    BooleanAnswer: lambda t, r, p, j: match_boolean(t, r),
+    ListAnswer: match_list,
+    RecordsAnswer: match_records,
+}
 
 
 def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_json: Any = None) -> MatchResult:
@@ -24,9 +48,7 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
     Returns:
         A :class:`MatchResult` with reason codes and details.
     """
-    kind = type(reference)
-    if kind is RecordsAnswer:
-        return match_records(answer_text, reference, policy, answer_json)
-    if kind is ListAnswer:
-        return match_list(answer_text, reference, policy, answer_json)
-    return match_scalar(answer_text, reference, policy)
+    fn = _DISPATCH.get(type(reference))
+    if fn is None:
+        return match_scalar(answer_text, reference, policy)  # reports the unsupported type
+    return fn(answer_text, reference, policy, answer_json)
