@@ -13,13 +13,14 @@ applied:
 Witness rows are full rows; a column a row omits is NULL (as construction's
 overlay does). Several entries for one table apply in order.
 
-Nothing is written to the database file: the overlay is an in-memory DuckDB
-instance that ATTACHes the file ``READ_ONLY`` as ``__base``, makes it the
-default catalog, holds the witness rows in TEMP tables and shadows each
+Nothing is written to the database file: the overlay is a connection (cursor)
+of an in-memory DuckDB instance (one per thread) that ATTACHes the file
+``READ_ONLY`` as ``__base``, disables external access and locks its
+configuration, like ``sqlsafe.open_readonly``. The overlay makes ``__base``
+its default catalog, holds the witness rows in TEMP tables and shadows each
 witnessed table with a TEMP view of the same name (DuckDB resolves ``temp``
-first). After setup it disables external access and locks its configuration,
-like ``sqlsafe.open_readonly``; agent SQL reaches it only through
-``sqlsafe.check_read_only``.
+first; TEMP objects belong to one connection, so overlays never see each
+other's rows). Agent SQL reaches it only through ``sqlsafe.check_read_only``.
 
 Sensitivity (``compare``) is judged on the rows the agent could see
 (``render.visible_rows`` with the display limits applied to both results),
@@ -65,7 +66,7 @@ from .task import WitnessTable
 BASE_ALIAS = "__base"
 
 _OVERLAY_CONFIG: dict[str, Any] = {
-    # each overlay is its own DuckDB instance with its own thread pool: keep it small
+    # one in-memory instance per thread (overlays are its cursors): keep its thread pool small
     "threads": 2,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
@@ -109,33 +110,21 @@ class Overlay:
             raise SourceDataError(path, "DuckDB database file not found")
         self.key = witness_key(witness)
         self.base_catalog = path.stem
-        self.con = duckdb.connect(":memory:", config=dict(_OVERLAY_CONFIG))
+        # A connection (cursor) of this thread's shared in-memory instance, which has
+        # the file attached READ_ONLY once: TEMP tables and views are per connection,
+        # so each overlay sees only its own witness rows, and building one costs a few
+        # milliseconds instead of a new DuckDB instance per task (batch scoring, issue 7).
+        instance, self._schema = _shared_instance(path)
+        self.con = instance.cursor()
         try:
-            self.con.execute(f"ATTACH {_sql_string(path.as_posix())} AS {BASE_ALIAS} (READ_ONLY)")
-        except duckdb.Error as exc:
-            self.con.close()
-            raise SourceDataError(path, f"cannot attach read-only: {exc}") from exc
-        try:
-            self.con.execute("SET enable_external_access = false")
             self.con.execute(f"USE {BASE_ALIAS}")
             self.tables = frozenset(self._build(witness))
-            self.con.execute("SET lock_configuration = true")
         except BaseException:
             self.con.close()
             raise
 
-    def _columns(self) -> dict[str, list[tuple[str, str]]]:
-        rows = self.con.execute(
-            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
-            f"WHERE database_name = '{BASE_ALIAS}' AND schema_name = 'main' ORDER BY table_name, column_index"
-        ).fetchall()
-        out: dict[str, list[tuple[str, str]]] = {}
-        for table, column, dtype in rows:
-            out.setdefault(table.lower(), []).append((column, dtype))
-        return out
-
     def _build(self, witness: Sequence[WitnessTable]) -> list[str]:
-        schema = self._columns()
+        schema = self._schema
         sources: dict[str, str] = {}
         for i, w in enumerate(witness):
             table = w.table.lower()
@@ -180,6 +169,41 @@ def _sql_string(text: str) -> str:
 
 # ---------------------------------------------------------------- cache
 _local = threading.local()
+
+
+def _shared_instance(path: Path) -> tuple[duckdb.DuckDBPyConnection, dict[str, list[tuple[str, str]]]]:
+    """This thread's in-memory DuckDB instance with ``path`` attached READ_ONLY as ``__base``,
+    external access disabled and configuration locked, and the base schema ``{table: [(column, type)]}``.
+
+    Built once per (process, thread, file); overlays are cursors of it.
+
+    Raises:
+        SourceDataError: the file cannot be attached.
+    """
+    key = (os.getpid(), resolved_path(str(path)))
+    instances: dict[tuple[int, str], tuple[duckdb.DuckDBPyConnection, dict[str, list[tuple[str, str]]]]] | None = getattr(_local, "instances", None)
+    if instances is None:
+        instances = _local.instances = {}
+    found = instances.get(key)
+    if found is not None:
+        return found
+    con = duckdb.connect(":memory:", config=dict(_OVERLAY_CONFIG))
+    try:
+        con.execute(f"ATTACH {_sql_string(path.as_posix())} AS {BASE_ALIAS} (READ_ONLY)")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        rows = con.execute(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            f"WHERE database_name = '{BASE_ALIAS}' AND schema_name = 'main' ORDER BY table_name, column_index"
+        ).fetchall()
+    except duckdb.Error as exc:
+        con.close()
+        raise SourceDataError(path, f"cannot attach read-only: {exc}") from exc
+    schema: dict[str, list[tuple[str, str]]] = {}
+    for table, column, dtype in rows:
+        schema.setdefault(table.lower(), []).append((column, dtype))
+    instances[key] = (con, schema)
+    return con, schema
 #: Overlays kept per thread (least recently used closed first).
 OVERLAYS_PER_THREAD = 16
 
