@@ -263,3 +263,19 @@ def test_single_column_records_from_a_list() -> None:
 )
 def test_datetime_coarse_precisions(text: str, prec: str) -> None:
     assert m(text, DatetimeAnswer(value=dt.datetime(2180, 7, 23, 14, 30), precision=prec)).ok
+
+
+def test_large_result_sets_are_paired_fast_and_correctly() -> None:
+    import random
+
+    rng = random.Random(0)
+    rows = tuple((i, f"drug {i}", round(rng.uniform(1, 100), 1)) for i in range(3000))
+    ref = RecordsAnswer(columns=("id", "drug", "dose"), rows=rows)
+    shuffled = list(rows)
+    rng.shuffle(shuffled)
+    text = "id,drug,dose\n" + "\n".join(f"{a},{b},{c}" for a, b, c in shuffled)
+    assert m(text, ref, P(decimals=1)).ok
+    assert m(text.rsplit("\n", 1)[0], ref, P(decimals=1)).reasons == (R.MISSING_RECORDS,)
+    changed = "id,drug,dose\n" + "\n".join(f"{a},{b},{c + 1}" for a, b, c in shuffled)
+    res = m(changed, ref, P(decimals=1, key_columns=["id"]))
+    assert res.reasons == (R.WRONG_CELLS,) and len(res.details["wrong_cells"]) == 20

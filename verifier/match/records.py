@@ -24,6 +24,10 @@ Rows:
   ``EXTRA_RECORDS``.
 - ``order``: ``multiset`` counts duplicates, ``set`` ignores them,
   ``ordered`` additionally requires row i to match row i (``WRONG_ORDER``).
+
+Large result sets: rows (and key cells) are first paired through a hash of
+their exact canonical form, so a shuffled 10,000-row answer is linear; the
+tolerant pairwise passes run only within ``GREEDY_LIMIT`` row comparisons.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from ..reasons import ReasonCode
 from ..task import AnswerPolicy
 from .datetimes import datetimes_equal
 from .extract import extract_boolean, extract_datetimes, extract_list, extract_numbers, extract_records
-from .numbers import tolerance_rule, within
+from .numbers import _round_ref, tolerance_rule, within
 from .result import MatchResult, failure, success
 from .text import normalise_text, text_equivalent
 
@@ -108,11 +112,82 @@ def _rows_equal(srow: Sequence[Any], rrow: Sequence[Any], policy: AnswerPolicy, 
     return all(cell_matches(s, r, policy, rule) for s, r in zip(srow, rrow))
 
 
+_NO_KEY = object()
+#: Row comparisons allowed for the tolerant (greedy) passes; beyond it unpaired
+#: rows are reported as missing/extra without tolerant re-pairing.
+GREEDY_LIMIT = 250_000
+
+
+def _ref_key(ref: Any, rule: tuple) -> Any:
+    """Exact canonical form of a reference cell (for the hashed first pass)."""
+    if ref is None or isinstance(ref, bool):
+        return ref
+    if isinstance(ref, (int, float)):
+        return _round_ref(float(ref), rule[1]) if rule[0] == "decimals" and isinstance(ref, float) else float(ref)
+    if isinstance(ref, dt.datetime):
+        return ref.isoformat()
+    if isinstance(ref, dt.date):
+        return dt.datetime(ref.year, ref.month, ref.day).isoformat()
+    return normalise_text(str(ref))
+
+
+def _sub_key(sub: Any, ref: Any, rule: tuple) -> Any:
+    """Canonical form of a submitted cell read as the reference cell's type, or a
+    value equal to nothing when it cannot be read exactly. Equal keys imply
+    ``cell_matches``; the converse need not hold (the greedy pass handles the rest)."""
+    if ref is None or isinstance(ref, bool) or isinstance(ref, (dt.date, dt.datetime)):
+        return _NO_KEY
+    if isinstance(ref, (int, float)):
+        if isinstance(sub, bool) or sub is None:
+            return _NO_KEY
+        if isinstance(sub, (int, float)):
+            val = float(sub)
+        else:
+            nums = extract_numbers(_as_text(sub), skip_dates=False)
+            if len(nums) != 1:
+                return _NO_KEY
+            val = nums[0].value
+        if rule[0] == "decimals" and isinstance(ref, float):
+            return _round_ref(val, rule[1])
+        return val
+    return normalise_text(_as_text(sub))
+
+
 def _pair(subs: list[list[Any]], refs: list[list[Any]], policy: AnswerPolicy, rule: tuple):
-    """Greedy whole-row pairing; returns (pairs, unmatched ref idx, unmatched sub idx)."""
+    """Whole-row pairing; returns (pairs, unmatched ref idx, unmatched sub idx).
+
+    First pass: rows whose cells are exactly equal in canonical form are paired
+    through a hash table (linear time for large result sets); second pass:
+    greedy pairing of the leftovers under the tolerant cell rules.
+    """
     used = [False] * len(subs)
-    pairs, missing = [], []
-    for i, r in enumerate(refs):
+    pairs: list[tuple[int, int]] = []
+    leftover: list[int] = []
+    if refs and subs:
+        proto = refs[0]
+        buckets: dict[tuple, list[int]] = {}
+        for j, s in enumerate(subs):
+            key = tuple(_sub_key(c, p, rule) for c, p in zip(s, proto))
+            if _NO_KEY not in key:
+                buckets.setdefault(key, []).append(j)
+        for i, r in enumerate(refs):
+            key = tuple(_ref_key(c, rule) for c in r)
+            hit = buckets.get(key)
+            if hit and all(type(a) is type(b) or a is None or b is None for a, b in zip(r, proto)):
+                j = hit.pop()
+                if _rows_equal(subs[j], r, policy, rule):
+                    used[j] = True
+                    pairs.append((i, j))
+                    continue
+                hit.append(j)
+            leftover.append(i)
+    else:
+        leftover = list(range(len(refs)))
+    missing = []
+    if len(leftover) * len(subs) > GREEDY_LIMIT:  # too large for tolerant pairing: report as is
+        return pairs, leftover, [j for j, u in enumerate(used) if not u]
+    for i in leftover:
+        r = refs[i]
         for j, s in enumerate(subs):
             if not used[j] and _rows_equal(s, r, policy, rule):
                 used[j] = True
@@ -166,9 +241,17 @@ def match_records(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_valu
         kpos = [[_colkey(c) for c in cols].index(_colkey(k)) for k in keys]
         used = [False] * len(subs)
         missing, wrong, pairs = [], [], []
+        proto = refs[0] if refs else []
+        by_key: dict[tuple, list[int]] = {}
+        for j, s in enumerate(subs):
+            by_key.setdefault(tuple(_sub_key(s[p], proto[p], rule) for p in kpos), []).append(j)
+        scan = len(refs) * len(subs) <= GREEDY_LIMIT
         for i, r in enumerate(refs):
-            cand = [j for j, s in enumerate(subs)
-                    if not used[j] and all(cell_matches(s[p], r[p], policy, rule) for p in kpos)]
+            hit = by_key.get(tuple(_ref_key(r[p], rule) for p in kpos), [])
+            cand = [j for j in hit if not used[j] and all(cell_matches(subs[j][p], r[p], policy, rule) for p in kpos)]
+            if not cand and scan:
+                cand = [j for j, s in enumerate(subs)
+                        if not used[j] and all(cell_matches(s[p], r[p], policy, rule) for p in kpos)]
             if not cand:
                 missing.append(i)
                 continue
@@ -181,7 +264,7 @@ def match_records(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_valu
     else:
         pairs, missing, extra = _pair(subs, refs, policy, rule)
         wrong = []
-        if missing and extra:
+        if missing and extra and len(missing) * len(extra) <= GREEDY_LIMIT:
             still_missing, taken = [], set()
             for i in missing:
                 best = None
