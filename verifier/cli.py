@@ -146,6 +146,120 @@ def make_tasks_cmd(
     console.print(f"wrote {n} tasks ({report.pairs} pairs) to {out}")
 
 
+def _judge_config(judge: bool, url: Optional[str], model: Optional[str]):  # noqa: ANN202 - JudgeConfig | None
+    from .config import JudgeConfig
+    from .errors import InputError
+
+    if not judge:
+        return None
+    url = url or os.environ.get("EHR_JUDGE_BASE_URL")
+    model = model or os.environ.get("EHR_JUDGE_MODEL")
+    if not url or not model:
+        raise InputError("--judge", None, "needs --judge-url and --judge-model (or $EHR_JUDGE_BASE_URL and $EHR_JUDGE_MODEL)")
+    return JudgeConfig(base_url=url, model=model)
+
+
+@app.command("score")
+def score_cmd(
+    tasks: Path = typer.Option(..., "--tasks", help="Tasks JSONL."),
+    trajectories: Path = typer.Option(..., "--trajectories", help="Trajectories JSONL (one per line)."),
+    db: Path = typer.Option(..., "--db", help="DuckDB database the tasks were built on (opened read-only)."),
+    out: Path = typer.Option(..., "--out", help="Folder for verdicts.jsonl, summary.json and report.png."),
+    workers: int = typer.Option(1, "--workers", help="Worker processes (or Ray actors); the output does not depend on it."),
+    backend: str = typer.Option("process", "--backend", help="process, ray or serial."),
+    judge: bool = typer.Option(False, "--judge", help="Also ask the LLM judge on Noise abstentions (needs --judge-url/--judge-model)."),
+    judge_url: Optional[str] = typer.Option(None, "--judge-url", help="Judge endpoint (default $EHR_JUDGE_BASE_URL)."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Judge model (default $EHR_JUDGE_MODEL)."),
+    item_time_limit: float = typer.Option(120.0, "--item-time-limit", help="Seconds per trajectory before a TIMEOUT verdict."),
+    title: str = typer.Option("", "--title", help="Title of the report (e.g. the agent's name)."),
+) -> None:
+    """Score trajectories: DIR/verdicts.jsonl (one line per input line), DIR/summary.json, DIR/report.png."""
+    import json
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .batch import verify_file
+    from .config import VerifyConfig
+    from .contract import load_tasks
+    from .errors import VerifierError
+    from .metrics import summarize
+    from .report import plot_report, print_report
+
+    try:
+        task_map = load_tasks(tasks)
+        config = VerifyConfig(db_path=str(db), judge=_judge_config(judge, judge_url, judge_model))
+        with open(trajectories, "rb") as fh:
+            total = sum(1 for _ in fh)
+        out.mkdir(parents=True, exist_ok=True)
+        with Progress(
+            TextColumn("[bold]score"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[ok]} ok"),
+            TimeElapsedColumn(), console=err_console,
+        ) as bar:
+            job = bar.add_task("score", total=total, ok=0)
+            ok = {"n": 0}
+
+            def tick(line: str) -> None:
+                ok["n"] += int('"success":true' in line)
+                bar.update(job, advance=1, ok=ok["n"])
+
+            verify_file(trajectories, task_map, db, out / "verdicts.jsonl", workers=workers, backend=backend,  # type: ignore[arg-type]
+                        config=config, on_record=tick, item_time_limit_s=item_time_limit)
+    except (VerifierError, ImportError) as exc:
+        _fail(exc)
+    with open(out / "verdicts.jsonl", encoding="utf-8") as fh:
+        summary = summarize((json.loads(line) for line in fh), task_map)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    plot_report(summary, out / "report.png", title=title or trajectories.name)
+    print_report(summary, console, title=title)
+    console.print(f"wrote {out / 'verdicts.jsonl'}, {out / 'summary.json'}, {out / 'report.png'}")
+
+
+@app.command("export")
+def export_cmd(
+    kind: str = typer.Option(..., "--kind", help="sft (successful trajectories as chat JSONL) or dpo (success/failure pairs per task)."),
+    tasks: Path = typer.Option(..., "--tasks", help="Tasks JSONL."),
+    trajectories: Path = typer.Option(..., "--trajectories", help="Trajectories JSONL."),
+    out: Path = typer.Option(..., "--out", help="JSONL file to write."),
+    verdicts: Optional[Path] = typer.Option(None, "--verdicts", help="verdicts.jsonl from `score` (else the trajectories are scored now, which needs --db)."),
+    db: Optional[Path] = typer.Option(None, "--db", help="DuckDB database: scores when --verdicts is absent, and gives the schema text of the prompt."),
+    workers: int = typer.Option(1, "--workers", help="Worker processes when scoring."),
+    max_pairs: Optional[int] = typer.Option(None, "--max-pairs-per-task", help="dpo: at most this many pairs per task."),
+) -> None:
+    """Export training data: SFT chat examples or DPO preference pairs (the reference is never included)."""
+    import json
+
+    from .batch import iter_lines, verify_batch
+    from .contract import load_tasks
+    from .errors import InputError, VerifierError
+    from .export import export_file, verdict_index
+
+    try:
+        if kind not in ("sft", "dpo"):
+            raise InputError("--kind", kind, "expected sft or dpo")
+        task_map = load_tasks(tasks)
+        if verdicts is not None:
+            with open(verdicts, encoding="utf-8") as fh:
+                index = verdict_index(json.loads(line) for line in fh if line.strip())
+        elif db is not None:
+            index = verdict_index(verify_batch(iter_lines(trajectories), task_map, db, workers=workers))
+        else:
+            raise InputError("--verdicts", None, "give --verdicts (from `score`) or --db to score the trajectories now")
+        schema = ""
+        if db is not None:
+            from .schema_doc import schema_text
+            from .sqlsafe import open_readonly
+
+            con = open_readonly(db)
+            try:
+                schema = schema_text(con)
+            finally:
+                con.close()
+        n = export_file(kind, trajectories, task_map, out, verdicts=index, schema=schema, max_pairs_per_task=max_pairs)  # type: ignore[arg-type]
+    except VerifierError as exc:
+        _fail(exc)
+    console.print(f"wrote {n} {kind} record(s) to {out}")
+
+
 def main() -> None:  # pragma: no cover - console entry
     """Console entry point."""
     app()
