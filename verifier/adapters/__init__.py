@@ -1,0 +1,14 @@
+"""Thin wrappers that let training and evaluation frameworks call ``verify``.
+
+Each adapter is imported on demand and never imports its framework at module
+import time (the frameworks are not dependencies of ehr-verifier):
+
+* ``verifier.adapters.trl_reward.make_reward_func`` -> a TRL ``GRPOTrainer``
+  reward function ``reward_func(prompts, completions, **kwargs) -> list[float]``;
+* ``verifier.adapters.verl_score.compute_score`` / ``compute_score_batch`` ->
+  verl custom reward functions returning ``{"score": ..., verdict fields}``;
+* ``verifier.adapters.inspect_scorer.ehr_scorer`` -> an inspect_ai ``Scorer``.
+
+``verifier.adapters.common`` holds what they share: finding the task of a
+sample and turning a framework's completion into a ``Trajectory``.
+"""
