@@ -143,6 +143,56 @@ def print_comparison(summaries: Mapping[str, Mapping[str, Any]], console: Consol
             console.print(reasons_table(s, title=f"{name}: reason codes by condition"))
 
 
+def score_agents(
+    tasks: Any,
+    trajectories_by_agent: Mapping[str, Any],
+    db: str | Path,
+    *,
+    workers: int = 1,
+    console: Console | None = None,
+    out_dir: str | Path | None = None,
+    details: bool = True,
+) -> dict[str, dict[str, Any]]:
+    """Score several agents' trajectories and print the comparison (what the demo ends with).
+
+    Args:
+        tasks: ``{task_id: Task}``, an iterable of Tasks or a tasks JSONL path.
+        trajectories_by_agent: ``{agent name: trajectories}`` where trajectories
+            are a JSONL path or an iterable accepted by ``verify_batch``; the
+            table keeps this order.
+        db: the DuckDB file.
+        workers: worker processes per scoring run.
+        console: where to print (``None``: print nothing).
+        out_dir: if given, writes ``<out_dir>/<agent>/verdicts.jsonl``,
+            ``summary.json`` and ``report.png`` per agent.
+        details: also print each agent's reason-code table.
+
+    Returns:
+        ``{agent name: summarize output}``.
+    """
+    import json
+
+    from .batch import as_task_map, iter_lines, verify_batch
+    from .metrics import summarize
+
+    task_map = as_task_map(tasks)
+    summaries: dict[str, dict[str, Any]] = {}
+    for name, trajs in trajectories_by_agent.items():
+        items = iter_lines(trajs) if isinstance(trajs, (str, Path)) else trajs
+        lines = list(verify_batch(items, task_map, db, workers=workers, backend="process" if workers > 1 else "serial", as_json=True))
+        summary = summarize((json.loads(line) for line in lines), task_map)
+        summaries[name] = summary
+        if out_dir is not None:
+            folder = Path(out_dir) / name
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "verdicts.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+            (folder / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            plot_report(summary, folder / "report.png", title=name)
+    if console is not None:
+        print_comparison(summaries, console, details=details)
+    return summaries
+
+
 def plot_report(summary: Mapping[str, Any], out: str | Path, *, title: str = "") -> Path:
     """Write the report figure (PNG, matplotlib Agg backend).
 
@@ -173,10 +223,11 @@ def plot_report(summary: Mapping[str, Any], out: str | Path, *, title: str = "")
         ax.bar([x + w / 2 for x in xs], [0 if v is None else 100 * v for v in noise], w, label="Noise", color="#DD8452")
         ax.set_xticks(list(xs))
         ax.set_xticklabels(groups or ["(none)"])
-        ax.set_ylim(0, 105)
+        ax.set_ylim(0, 120)
+        ax.set_yticks(range(0, 101, 20))
         ax.set_ylabel("success (%)")
         ax.set_title(ttl)
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="upper center", ncol=2, fontsize=8)
 
     nt = summary.get("by_noise_type", {})
     groups = list(nt)
