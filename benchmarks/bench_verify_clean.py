@@ -19,11 +19,12 @@ Usage: python benchmarks/bench_verify_clean.py [--n 100000] [--seed 0] [--profil
 from __future__ import annotations
 
 import argparse
+import gc
 import datetime as dt
 import random
 import time
 
-from verifier import verify
+from verifier import ReasonCode, verify
 from verifier.answers import (
     BooleanAnswer,
     CountAnswer,
@@ -143,6 +144,10 @@ def main() -> None:
     from verifier.units import get_registry, linear_converter
 
     get_registry()  # build the unit registry outside the timed loop (once per process)
+    # The 100k generated inputs are long-lived: freeze them out of the cyclic GC so
+    # that both timed loops measure scoring, not rescans of the input list.
+    gc.collect()
+    gc.freeze()
     for analyte, unit, db, alt, _, _ in LABS:
         linear_converter(alt, unit, analyte)
 
@@ -158,16 +163,19 @@ def main() -> None:
 
         prof = cProfile.Profile()
         prof.enable()
+    # Verdicts are consumed as they come (as a streaming batch scorer does), not kept.
+    ok = errors = 0
     w0, t0 = time.perf_counter(), time.process_time()
-    verdicts = [verify(traj, task) for traj, task, _ in pairs]
+    for traj, task, _ in pairs:
+        v = verify(traj, task)
+        ok += v.success
+        errors += ReasonCode.VERIFIER_ERROR in v.reasons
     ver_s, ver_w = time.process_time() - t0, time.perf_counter() - w0
     if args.profile:
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(35)
 
     n = len(pairs)
-    ok = sum(v.success for v in verdicts)
-    errors = sum(any(r.value == "VERIFIER_ERROR" for r in v.reasons) for v in verdicts)
     scalar = [i for i, (_, t, _) in enumerate(pairs) if t.reference.answer.type != "records"]
     print(f"baseline string equality : {n / base_s:>12,.0f} trajectories/s/core (CPU time; wall {n / base_w:,.0f}/s)"
           f"  ({base_ok:,} equal)")

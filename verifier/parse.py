@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .match.extract import (
     extract_boolean,
@@ -55,7 +54,7 @@ _TAG_OPEN = {name: re.compile(rf"<\s*{name}\s*>") for name in ("answer", "final_
 _TAG_CLOSE = re.compile(r"<\s*/?\s*(?:answer|final_answer|reasoning)\s*>")
 _HAS_TAG = re.compile(r"(?i)<\s*(?:final_)?answer\s*>")
 _FENCE_JSON = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.S)
-_LABELS = ("final answer", "final_answer", "answer", "reasoning", "rationale", "explanation")
+_LABEL_HEAD = re.compile(r"(final answer|final_answer|answer|reasoning|rationale|explanation)")
 _LABEL_LEAD = " \t>#*_"
 _LABEL_TRAIL = " \t*_"
 _LABEL_START = frozenset("aAfFrReE")
@@ -69,9 +68,10 @@ _ANSWER_KEYS = ("answer", "final_answer")
 _REASON_KEYS = ("reasoning", "rationale", "explanation")
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedResponse:
-    """A final response, parsed.
+class ParsedResponse(NamedTuple):
+    """A final response, parsed (immutable; a NamedTuple because it is built on
+    the hot path and tuple construction is several times cheaper than a frozen
+    dataclass).
 
     Attributes:
         answer_text: the Answer as text (Markdown wrapping removed), ``""`` when
@@ -89,7 +89,7 @@ class ParsedResponse:
     answer_text: str
     reasoning: str = ""
     abstained: bool = False
-    citations: list[int] = field(default_factory=list)
+    citations: list[int] = []  # noqa: RUF012 - never mutated; every constructor passes a fresh list
     error: str | None = None
     format: str = ""
     answer_json: Any = None
@@ -140,7 +140,9 @@ def _citations(*texts: str) -> list[int]:
                 j -= 1
             if j >= 0 and low[j] in "[(":
                 m = _CITE_AT.match(low, i)
-                if m is not None:
+                if m is not None and m[1].isdigit():
+                    found.add(int(m[1]))  # the usual "[step 3]"
+                elif m is not None:
                     for part in _CITE_PART.finditer(m[1]):
                         a = int(part[1])
                         b = int(part[2]) if part[2] else a
@@ -203,18 +205,18 @@ def _from_json(text: str) -> tuple[bool, Any, str] | None:
 def _label_of(line: str) -> tuple[str, str] | None:
     """``(label, rest of line)`` when ``line`` opens an Answer/Reasoning section."""
     head = line.lstrip(_LABEL_LEAD)
-    low = head[:16].lower()
-    for label in _LABELS:
-        if low.startswith(label):
-            rest = head[len(label):].lstrip(_LABEL_TRAIL)
-            if rest.startswith((":", "：")):
-                rest = rest[1:].lstrip(" \t")
-                if rest[:2] in ("**", "__") and rest[2:3] in ("", " ", "\t"):
-                    rest = rest[2:].lstrip(" \t")  # the closing bold of "**Answer:**"
-                return label, rest
-            if not rest.strip():
-                return label, ""  # a heading or bold label alone on its line
-            return None
+    m = _LABEL_HEAD.match(head[:16].lower())
+    if m is None:
+        return None
+    label = m[1]
+    rest = head[len(label):].lstrip(_LABEL_TRAIL)
+    if rest.startswith((":", "：")):
+        rest = rest[1:].lstrip(" \t")
+        if rest[:2] in ("**", "__") and rest[2:3] in ("", " ", "\t"):
+            rest = rest[2:].lstrip(" \t")  # the closing bold of "**Answer:**"
+        return label, rest
+    if not rest.strip():
+        return label, ""  # a heading or bold label alone on its line
     return None
 
 
@@ -256,9 +258,9 @@ def parse(text: str) -> ParsedResponse:
         A :class:`ParsedResponse`; ``error`` says why when no Answer was found.
     """
     if not isinstance(text, str):
-        return ParsedResponse("", error=f"final response is {type(text).__name__}, not text")
+        return ParsedResponse("", "", False, [], f"final response is {type(text).__name__}, not text")
     if not text.strip():
-        return ParsedResponse("", error="empty final response")
+        return ParsedResponse("", "", False, [], "empty final response")
     fmt, answer_json, answer, reasoning = "", None, None, ""
     if "<" in text and _HAS_TAG.search(text):
         answer, reasoning = _from_tags(text)
@@ -280,13 +282,13 @@ def parse(text: str) -> ParsedResponse:
             fmt = "sections"
     if answer is None:
         return ParsedResponse(
-            "",
-            error="no Answer found (expected <answer>...</answer>, an 'Answer:' section, "
+            "", "", False, [],
+            "no Answer found (expected <answer>...</answer>, an 'Answer:' section, "
             "or a JSON object with an 'answer' key)",
         )
     answer = _clean(answer)
     if not answer:
-        return ParsedResponse("", reasoning, error="the Answer is empty", format=fmt)
+        return ParsedResponse("", reasoning, False, [], "the Answer is empty", fmt)
     abstained = is_null_answer(answer)
     return ParsedResponse(answer, reasoning, abstained, _citations(answer, reasoning), None, fmt, answer_json)
 

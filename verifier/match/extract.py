@@ -32,9 +32,8 @@ import datetime as dt
 import io
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import UnitError
 from ..units import parse_unit
@@ -84,8 +83,7 @@ _COUNT_WORD = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
 _MD_EMPH = re.compile(r"(\*\*|__|`+)")
 
 
-@dataclass(frozen=True, slots=True)
-class NumberToken:
+class NumberToken(NamedTuple):
     """A number found in text.
 
     Attributes:
@@ -102,8 +100,7 @@ class NumberToken:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class QuantityToken:
+class QuantityToken(NamedTuple):
     """A number with an optional unit found in text.
 
     Attributes:
@@ -120,8 +117,7 @@ class QuantityToken:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class DatetimeToken:
+class DatetimeToken(NamedTuple):
     """A date or datetime found in text, with the precision written."""
 
     value: dt.datetime

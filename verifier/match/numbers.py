@@ -41,7 +41,7 @@ from ..reasons import ReasonCode
 from ..rules import load_toml
 from ..task import AnswerPolicy
 from ..units import linear_converter, same_unit
-from .extract import extract_count, extract_numbers, extract_quantities
+from .extract import _quantities_cached, extract_count, extract_numbers
 from .result import MatchResult, failure, success
 
 
@@ -155,9 +155,14 @@ def compare_quantity(value: float, unit: str | None, ref: QuantityAnswer, policy
 
 def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> MatchResult:
     """Compare the Answer's first quantity (preferring one with a unit) with ``ref``."""
-    toks = extract_quantities(text)
+    toks = _quantities_cached(text)
     if not toks:
         return failure(ReasonCode.WRONG_TYPE, expected="quantity", reference=f"{ref.value:g} {ref.unit}",
                        submitted=text[:200], why="no number in the Answer")
-    tok = next((t for t in toks if t.unit), toks[0])
+    tok = toks[0]
+    if tok.unit is None:
+        for t in toks:
+            if t.unit:
+                tok = t
+                break
     return compare_quantity(tok.value, tok.unit, ref, policy)

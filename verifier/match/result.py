@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..reasons import ReasonCode
 
 
-@dataclass(frozen=True, slots=True)
-class MatchResult:
+class MatchResult(NamedTuple):
     """Whether a submitted answer matches the reference, and why not.
 
     Attributes:
@@ -19,8 +17,8 @@ class MatchResult:
     """
 
     ok: bool
-    reasons: tuple[ReasonCode, ...] = ()
-    details: dict[str, Any] = field(default_factory=dict)
+    reasons: tuple[ReasonCode, ...]
+    details: dict[str, Any]
 
 
 def success(**details: Any) -> MatchResult:
