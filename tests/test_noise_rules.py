@@ -127,3 +127,16 @@ def test_identifiers_in_key_terms_must_match_exactly(adm: int, other: int, label
     assert check_reasoning(f"{filler}no {label.lower()} was recorded in admission {adm}.", req)[0]
     if other != adm:
         assert not check_reasoning(f"{filler}no {label.lower()} was recorded in admission {other}.", req)[0]
+
+
+def test_numbers_given_in_the_question_disclose_nothing() -> None:
+    question = "How many ICU stays have a Non Invasive Blood Pressure mean above 95 mmHg within 14 days?"
+    text = "Fewer than five ICU stays have a Non Invasive Blood Pressure mean (mmHg) above 95 within 14 days."
+    assert disclosure(text, 2, given=question) == []
+    assert disclosure("The mean was 97 mmHg.", 2, given=question)
+
+
+def test_key_terms_may_be_stems() -> None:
+    assert check_reasoning("No readmission within 14 days.", _req("14 days", "readmi"))[0]
+    assert check_reasoning("The patient was never readmitted.", _req("readmi"))[0]
+    assert not check_reasoning("The patient was never admitted again.", _req("readmi"))[0]

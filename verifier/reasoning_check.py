@@ -12,8 +12,10 @@ punctuation to spaces, number words to digits, the phrase synonyms of
       as a whole token of the Reasoning, exactly;
     * the term's other words (stopwords dropped) must be named: the whole
       phrase appears, or at least ``word_fraction`` of them (rounded up, at
-      least one) each match a Reasoning word with rapidfuzz ``ratio`` >=
-      ``fuzz_threshold`` (words shorter than ``min_fuzzy_length`` exactly).
+      least one) each match a Reasoning word: exactly, as its prefix (a stem
+      such as "readmi", at least ``min_prefix_length`` letters), or with
+      rapidfuzz ``ratio`` >= ``fuzz_threshold`` (words shorter than
+      ``min_fuzzy_length`` only exactly).
 So "Potassium, Whole Blood" is named by "no whole-blood potassium", and
 "admission 22595853" by "hadm_id 22595853" but not by "admission 22595854".
 """
@@ -40,6 +42,7 @@ class ReasoningRules:
 
     threshold: float
     min_fuzzy_length: int
+    min_prefix_length: int
     word_fraction: float
     stopwords: frozenset[str]
     synonyms: tuple[tuple[re.Pattern[str], str], ...]
@@ -61,6 +64,7 @@ def rules() -> ReasoningRules:
     return ReasoningRules(
         threshold=float(rs["fuzz_threshold"]),
         min_fuzzy_length=int(rs["min_fuzzy_length"]),
+        min_prefix_length=int(rs.get("min_prefix_length", 4)),
         word_fraction=float(rs["word_fraction"]),
         stopwords=frozenset(w.lower() for w in rs.get("stopwords", [])),
         synonyms=syn,
@@ -99,6 +103,8 @@ def _alternative_named(alt: str, text: str, tokens: list[str], token_set: set[st
     named = 0
     for w in content:
         if w in token_set:
+            named += 1
+        elif len(w) >= r.min_prefix_length and any(t.startswith(w) for t in tokens):
             named += 1
         elif len(w) >= r.min_fuzzy_length and process.extractOne(w, tokens, scorer=fuzz.ratio, score_cutoff=r.threshold):
             named += 1
