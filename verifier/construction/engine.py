@@ -12,7 +12,13 @@ For every candidate row (see ``spec.py``) the engine:
    base + witness: it must now be answerable; with several witness rows, removing
    any one must make it a gap again (the fewest rows).
 
-A candidate failing a check is counted under the check's reason and dropped.
+A candidate failing a check is counted under the check's reason and dropped:
+``reference_sql_failed``, ``clean_unsupported``, ``clean_small_cell``,
+``twin_not_one_condition``, ``twin_answerable_on_base``, ``witness_sql_failed``,
+``witness_empty``, ``witness_does_not_load``, ``witness_not_sufficient``,
+``witness_not_minimal``, ``twin_question_identical``, ``answer_not_typed``,
+``units_sql_failed``; a program whose candidate SQL fails on the database
+(e.g. a table the synthetic hospital lacks) counts ``candidates_sql_failed``.
 Source: issue 5 point 3, DESIGN.md section 4 point 4.
 """
 
@@ -141,6 +147,7 @@ class ProgramRunner:
         self.spec, self.ov, self.rng, self.accept_patients = spec, ov, rng, accept_patients
         self.rejections: Counter[str] = Counter()
         self.attempts = 0
+        self.skipped_for_split = 0
 
     def _query(self, sql: str, reason: str) -> tuple[list[str], list[tuple]]:
         try:
@@ -178,12 +185,18 @@ class ProgramRunner:
             if self.spec.scope == "patient":
                 pats = frozenset(int(c["patientid"]) for c in (clean_ctx, twin_ctx) if c.get("patientid") is not None)
                 if self.accept_patients(pats):
-                    continue  # outside this program's split (not a verification failure)
+                    self.skipped_for_split += 1  # outside this program's split: not a verification failure
+                    continue
             self.attempts += 1
             try:
                 pair = self._verify(clean_ctx, twin_ctx)
             except Rejected as rej:
                 self.rejections[rej.reason] += 1
+                continue
+            except (ValueError, TypeError):
+                # a value that does not fit its typed answer (e.g. a negative
+                # count) or cannot be rendered: this candidate only
+                self.rejections["answer_not_typed"] += 1
                 continue
             seen.update((key, tkey))
             pairs.append(pair)
@@ -197,10 +210,6 @@ class ProgramRunner:
         if differ != {spec.vary}:
             raise Rejected("twin_not_one_condition")
         patients = frozenset(int(c["patientid"]) for c in (clean_ctx, twin_ctx) if c.get("patientid") is not None)
-        if spec.scope == "patient":
-            why = self.accept_patients(patients)
-            if why:
-                raise Rejected(why)
         # Clean: executes, supported, five-unit rule.
         clean_sql = render(spec.reference, clean_ctx, sql=True, where=spec.source)
         cols, rows = self._query(clean_sql, "reference_sql_failed")
@@ -220,15 +229,22 @@ class ProgramRunner:
             raise Rejected("twin_answerable_on_base")
         wctx = dict(twin_ctx, units=twin_units or 0, need=MIN_UNITS - (twin_units or 0))
         witness = self._witness(wctx)
+        overlay_units = None
         try:
             with self.ov.applied(witness):
                 ocols, orows = self.ov.query(twin_sql)
+                if spec.scope == "population":
+                    overlay_units = self._units(wctx)
         except (duckdb.Error, KeyError):
             raise Rejected("witness_does_not_load") from None
         overlay_answer = to_answer(spec.answer, ocols, orows)
         if overlay_answer is None:
             raise Rejected("witness_not_sufficient")
-        self._check_minimal(witness, twin_sql)
+        n_rows = sum(len(w.rows) for w in witness)
+        if not (overlay_units == MIN_UNITS and n_rows == MIN_UNITS - (twin_units or 0)):
+            # Counting argument otherwise: k rows lifted the units from 5-k to
+            # exactly 5, so each row adds one unit and none can go.
+            self._check_minimal(witness, twin_sql)
         questions = spec.questions
         phr = self.rng.randrange(len(questions))
         q_clean = render(questions[phr], clean_ctx, sql=False, where=spec.source)

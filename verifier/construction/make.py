@@ -22,6 +22,7 @@ from ..task import Task
 from .engine import Pair, ProgramRunner
 from .overlay import Overlay
 from .report import ConstructionReport, merge_counts
+from .rewrite import RewriteConfig, rewrite_questions
 from .spec import ProgramSpec, load_programs
 from .splits import assign_splits, patient_rule, split_patients
 
@@ -57,6 +58,7 @@ def make_tasks(
     pairs: int | None = None,
     progress: bool = False,
     programs: Iterable[ProgramSpec] | None = None,
+    rewrite: RewriteConfig | None = None,
 ) -> tuple[list[Task], ConstructionReport]:
     """Build verified Clean-Noise pairs from ``db_path``.
 
@@ -66,6 +68,8 @@ def make_tasks(
         pairs: at most this many pairs (default: every program's ``max_pairs``).
         progress: show a rich progress bar over programs.
         programs: programs to run (default: all of ``programs/*.toml``).
+        rewrite: optional LLM rewriting of the question text (off by default;
+            see ``rewrite.py``: a rewrite that loses an anchor is discarded).
 
     Returns:
         (tasks sorted by split, program, pair_id, clean before noise; the report).
@@ -97,6 +101,7 @@ def make_tasks(
                 got = runner.run(quota)
                 built.extend(got)
                 report.candidates += runner.attempts
+                report.skipped_for_split += runner.skipped_for_split
                 merge_counts(report.rejections, runner.rejections)
                 if runner.rejections:
                     report.rejections_by_program[spec.name] = dict(sorted(runner.rejections.items()))
@@ -109,6 +114,8 @@ def make_tasks(
         kept = _trim(kept, pairs, seed)
     report.dropped_for_balance = dropped
     tasks = [t for p in kept for t in (p.clean, p.noise)]
+    if rewrite is not None:
+        report.rewrites = rewrite_questions(tasks, rewrite)
     tasks.sort(key=lambda t: (t.split, t.program, t.pair_id, t.condition))
     report.fill_counts(tasks)
     report.rejections = dict(sorted(report.rejections.items()))

@@ -27,6 +27,10 @@ class ConstructionReport(BaseModel):
         rejections: rejected candidates per reason (see ``engine``).
         rejections_by_program: ``program -> reason -> count``.
         dropped_for_balance: verified pairs left out to balance the test split.
+        skipped_for_split: candidates not tried because their patients belong
+            to the other split (held-out programs take test patients only, and a
+            pair's patients must share a split).
+        rewrites: outcome counts of the optional LLM rewriting pass.
         seconds: wall time per phase (``generate``, ``split``, ``total``).
     """
 
@@ -42,6 +46,8 @@ class ConstructionReport(BaseModel):
     rejections: dict[str, int] = Field(default_factory=dict)
     rejections_by_program: dict[str, dict[str, int]] = Field(default_factory=dict)
     dropped_for_balance: int = 0
+    skipped_for_split: int = 0
+    rewrites: dict[str, int] = Field(default_factory=dict)
     seconds: dict[str, float] = Field(default_factory=dict)
 
     def fill_counts(self, tasks: list[Task]) -> None:
@@ -77,7 +83,8 @@ def print_summary(report: ConstructionReport, console: Console) -> None:
         s.add_row(split, track, str(n))
     console.print(s)
     r = Table(title=f"Rejected candidates ({sum(report.rejections.values())} of {report.candidates}); "
-                    f"{report.dropped_for_balance} verified pairs left out to balance the test split")
+                    f"{report.dropped_for_balance} verified pairs left out to balance the test split; "
+                    f"{report.skipped_for_split} candidates skipped for the patient split")
     r.add_column("reason")
     r.add_column("count", justify="right")
     for reason, n in sorted(report.rejections.items(), key=lambda kv: (-kv[1], kv[0])):

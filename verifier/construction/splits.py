@@ -5,11 +5,12 @@ Rules (issue 5 point 5):
   once, by seed, so train and test patients are disjoint;
 - programs flagged ``structure_disjoint`` are held out of training: their pairs
   are test only (patient-level ones drawn from test patients);
-- the test split is balanced: the same number of pairs in every
-  (scope, noise type) cell, so both scopes and all three noise types have equal
-  shares. Patient-level test pairs beyond a cell's share are dropped (they
-  cannot move to train without sharing patients); population pairs are moved
-  to train. At most half of a cell's in-domain population pairs go to test.
+- the test split is balanced: patient and population pairs in equal numbers,
+  and record, value and query twins in equal numbers (``_balanced_allocation``
+  finds the largest such allocation). Patient-level test pairs beyond it are
+  dropped (they cannot move to train without sharing patients); population
+  pairs beyond it go to train. At most 60 % of a cell's in-domain population
+  pairs go to test.
 """
 
 from __future__ import annotations
