@@ -54,6 +54,8 @@ def _check(task: Task, entry: dict[str, Any], db: Path) -> None:
     )
     assert verdict.success is entry["expect"]["success"]
     assert verdict.condition == "noise"
+    json.dumps(verdict.details)  # details are plain JSON
+    assert verdict.model_dump(mode="json")["reasons"] == entry["expect"]["reasons"]
     if verdict.success:
         assert verdict.details["evidence"]["used"], "a success names the evidence steps it used"
 

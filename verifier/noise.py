@@ -31,7 +31,10 @@ reasons they produce appear in this order:
    rejection adds ``JUDGE_REJECTED``; a judge failure is recorded in the
    details and changes nothing.
 
-A task without witness rows cannot be checked for sensitivity; then a query
+For SQL run inside Python steps the verifier cannot know what the code
+printed; the SQL result's visible rows (the display limits applied) stand for
+what the agent saw, and the printed output is not compared (no fabrication
+check). A task without witness rows cannot be checked for sensitivity; then a query
 qualifies when its visible base result is empty or shows an empty value
 (NULL, 0, empty text), and ``details["evidence"]["witness"]`` says so.
 """
