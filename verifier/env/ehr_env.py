@@ -201,7 +201,6 @@ class EHREnv:
         self._metadata = dict(metadata or {})
         self._invalid = 0
         self.done = False
-        self._con = self._open_readonly(self.db_path)
         obs = reset_observation(task.question, self.schema(), instructions=self.config.instructions)
         return obs, {"max_steps": self.config.max_steps, "tools": TOOLS}
 
