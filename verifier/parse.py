@@ -52,7 +52,7 @@ __all__ = [
 
 _TAG_OPEN = {name: re.compile(rf"<\s*{name}\s*>") for name in ("answer", "final_answer", "reasoning")}
 _TAG_CLOSE = re.compile(r"<\s*/?\s*(?:answer|final_answer|reasoning)\s*>")
-_HAS_TAG = re.compile(r"(?i)<\s*(?:final_)?answer\s*>")
+_HAS_TAG = re.compile(r"<\s*(?:final_)?answer\s*>")  # searched in the lower-cased text
 _FENCE_JSON = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.S)
 _LABEL_HEAD = re.compile(r"(final answer|final_answer|answer|reasoning|rationale|explanation)")
 _LABEL_LEAD = " \t>#*_"
@@ -153,24 +153,31 @@ def _citations(*texts: str) -> list[int]:
     return sorted(i for i in found if i >= 1)
 
 
+_TAG_PAIR = {name: (f"<{name}>", f"</{name}>") for name in ("answer", "final_answer", "reasoning")}
+_TAG_MARKS = ("</answer>", "</final_answer>", "</reasoning>", "<answer>", "<final_answer>", "<reasoning>")
+
+
 def _tag_body(text: str, low: str, name: str) -> str | None:
     """Body of the last ``<name>`` tag: up to ``</name>``, the next opening tag, or the end."""
-    start = low.rfind(f"<{name}>")
-    if start == -1:
-        m = None
-        for m in _TAG_OPEN[name].finditer(low):
-            pass
-        if m is None:
-            return None
-        begin = m.end()
-    else:
-        begin = start + len(name) + 2
-    close = _TAG_CLOSE.search(low, begin)
-    return text[begin: close.start() if close else len(text)]
+    opening, closing = _TAG_PAIR[name]
+    start = low.rfind(opening)
+    if start != -1:
+        begin = start + len(opening)
+        end = low.find(closing, begin)
+        if end != -1 and "<" not in low[begin:end]:
+            return text[begin:end]  # the usual case: <name>...</name>
+        ends = [i for i in (low.find(mark, begin) for mark in _TAG_MARKS) if i != -1]
+        return text[begin: min(ends) if ends else len(text)]
+    m = None
+    for m in _TAG_OPEN[name].finditer(low):  # spaced variants: "< answer >"
+        pass
+    if m is None:
+        return None
+    close = _TAG_CLOSE.search(low, m.end())
+    return text[m.end(): close.start() if close else len(text)]
 
 
-def _from_tags(text: str) -> tuple[str | None, str]:
-    low = text.lower()
+def _from_tags(text: str, low: str) -> tuple[str | None, str]:
     answer = _tag_body(text, low, "answer")
     if answer is None:
         answer = _tag_body(text, low, "final_answer")
@@ -262,8 +269,8 @@ def parse(text: str) -> ParsedResponse:
     if not text.strip():
         return ParsedResponse("", "", False, [], "empty final response")
     fmt, answer_json, answer, reasoning = "", None, None, ""
-    if "<" in text and _HAS_TAG.search(text):
-        answer, reasoning = _from_tags(text)
+    if "<" in text and "answer" in (low := text.lower()) and _HAS_TAG.search(low):
+        answer, reasoning = _from_tags(text, low)
         if answer is not None:
             fmt = "tags"
     if answer is None and "{" in text:
