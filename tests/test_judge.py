@@ -166,6 +166,14 @@ def test_judge_retries_invalid_replies(db: Path, llm: FakeLLM, tmp_path: Path) -
     assert len(llm.requests) == 3  # first try + 2 retries
 
 
+def test_judge_is_not_asked_about_a_failed_verdict(db: Path, llm: FakeLLM, tmp_path: Path) -> None:
+    no_evidence = TRAJ.model_copy(update={"steps": [], "final_response": "Answer: NULL\nReasoning: no potassium."})
+    v = verify(no_evidence, TASK, _cfg(db, llm.url, tmp_path))
+    assert v.reasons == [ReasonCode.NO_EVIDENCE]
+    assert v.details["judge"]["enabled"] and not v.details["judge"]["ran"] and v.details["judge"]["skipped"]
+    assert llm.requests == []
+
+
 def test_judge_off_makes_no_request(db: Path, llm: FakeLLM) -> None:
     v = verify(TRAJ, TASK, VerifyConfig(db_path=str(db)))
     assert v.success and v.details["judge"] == {"enabled": False, "ran": False}

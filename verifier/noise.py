@@ -27,9 +27,10 @@ reasons they produce appear in this order:
 3. Five-unit rule (``verifier.small_cell``): ``SMALL_CELL_DISCLOSED``.
 4. Reasoning names the unmet requirement (``verifier.reasoning_check``,
    when ``config.check_reasoning``): ``REASONING_MISSES_REQUIREMENT``.
-5. LLM judge (``verifier.judge``, only when ``config.judge`` is set): a
-   rejection adds ``JUDGE_REJECTED``; a judge failure is recorded in the
-   details and changes nothing.
+5. LLM judge (``verifier.judge``, only when ``config.judge`` is set, and only
+   when every check above passed, so no request is spent on a verdict already
+   decided): a rejection adds ``JUDGE_REJECTED``; a judge failure is recorded
+   in the details and changes nothing.
 
 For SQL run inside Python steps the verifier cannot know what the code
 printed; the SQL result's visible rows (the display limits applied) stand for
@@ -237,6 +238,8 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
 
     if config.judge is None:
         details["judge"] = {"enabled": False, "ran": False}
+    elif reasons:
+        details["judge"] = {"enabled": True, "ran": False, "skipped": "the deterministic checks already failed"}
     else:
         from .judge import run_judge
 
