@@ -138,52 +138,81 @@ def strip_markdown(text: str) -> str:
     return _MD_EMPH.sub("", text).strip()
 
 
+def _iso(m: re.Match) -> tuple:
+    return int(m[1]), int(m[2]), int(m[3]), m[4], m[5], m[6], None
+
+
+def _iso_month(m: re.Match) -> tuple:
+    return int(m[1]), int(m[2]), None, None, None, None, None
+
+
+def _slash(m: re.Match) -> tuple:
+    a, b = int(m[1]), int(m[2])
+    mo, d = (b, a) if a > 12 else (a, b)  # month first unless the first field cannot be a month
+    return int(m[3]), mo, d, m[4], m[5], m[6], m[7]
+
+
+def _mdy(m: re.Match) -> tuple:
+    return int(m[3]), _MONTHS[m[1].lower()[:3]], int(m[2]), m[4], m[5], m[6], m[7]
+
+
+def _dmy(m: re.Match) -> tuple:
+    return int(m[3]), _MONTHS[m[2].lower()[:3]], int(m[1]), m[4], m[5], m[6], m[7]
+
+
+def _my(m: re.Match) -> tuple:
+    return int(m[2]), _MONTHS[m[1].lower()[:3]], None, None, None, None, None
+
+
+#: (pattern, fields, needs): tried in this order; earlier patterns win overlaps.
+_DATE_FORMS = (
+    (_ISO, _iso, "-"), (_ISO_MONTH, _iso_month, "-"), (_SLASH, _slash, "/"),
+    (_MDY, _mdy, None), (_DMY, _dmy, None), (_MY, _my, None),
+)
+
+
+def _token(fields: tuple, span: tuple[int, int]) -> DatetimeToken | None:
+    y, mo, d, hh, mi, ss, ampm = fields
+    try:
+        h = int(hh) if hh else 0
+        if ampm:
+            if h == 12:
+                h = 0
+            if ampm[0] in "pP":
+                h += 12
+        value = dt.datetime(y, mo, d or 1, h, int(mi) if mi else 0, int(ss) if ss else 0)
+    except ValueError:
+        return None
+    prec = "second" if ss else "minute" if mi else "day" if d else "month"
+    return DatetimeToken(value, prec, span[0], span[1])
+
+
 @lru_cache(maxsize=65536)
 def _datetimes_cached(text: str) -> tuple[DatetimeToken, ...]:
-    out: list[DatetimeToken] = []
-    taken: list[tuple[int, int]] = []
     if not _HAS_YEAR.search(text):
         return ()
-
-    def add(y: int, mo: int, d: int | None, hh: str | None, mi: str | None, ss: str | None, ampm: str | None,
-            span: tuple[int, int]) -> None:
-        if any(a < span[1] and span[0] < b for a, b in taken):
-            return
-        try:
-            h = int(hh) if hh else 0
-            if ampm:
-                ap = ampm[0].lower()
-                if h == 12:
-                    h = 0
-                if ap == "p":
-                    h += 12
-            value = dt.datetime(y, mo, d or 1, h, int(mi) if mi else 0, int(ss) if ss else 0)
-        except ValueError:
-            return
-        prec = "second" if ss else "minute" if mi else "day" if d else "month"
-        out.append(DatetimeToken(value, prec, *span))
-        taken.append(span)
-
-    if "-" in text:
-        for m in _ISO.finditer(text):
-            add(int(m[1]), int(m[2]), int(m[3]), m[4], m[5], m[6], None, m.span())
-        for m in _ISO_MONTH.finditer(text):
-            add(int(m[1]), int(m[2]), None, None, None, None, None, m.span())
-    if "/" in text:
-        for m in _SLASH.finditer(text):
-            a, b = int(m[1]), int(m[2])
-            mo, d = (b, a) if a > 12 else (a, b)
-            add(int(m[3]), mo, d, m[4], m[5], m[6], m[7], m.span())
-    if not _HAS_MONTH.search(text):
-        out.sort(key=lambda t: t.start)
-        return tuple(out)
-    for m in _MDY.finditer(text):
-        add(int(m[3]), _MONTHS[m[1].lower()[:3] if m[1].lower()[:4] != "sept" else "sep"], int(m[2]),
-            m[4], m[5], m[6], m[7], m.span())
-    for m in _DMY.finditer(text):
-        add(int(m[3]), _MONTHS[m[2].lower()[:3]], int(m[1]), m[4], m[5], m[6], m[7], m.span())
-    for m in _MY.finditer(text):
-        add(int(m[2]), _MONTHS[m[1].lower()[:3]], None, None, None, None, None, m.span())
+    has_month = _HAS_MONTH.search(text) is not None
+    # fast path: the whole text is one date (the usual Answer)
+    stripped = text.strip()
+    lead = text.find(stripped[:1]) if stripped else 0
+    for pattern, fields, needs in _DATE_FORMS:
+        if (needs and needs not in stripped) or (needs is None and not has_month):
+            continue
+        m = pattern.fullmatch(stripped)
+        if m is not None:
+            tok = _token(fields(m), (lead, lead + len(stripped)))
+            return (tok,) if tok else ()
+    out: list[DatetimeToken] = []
+    for pattern, fields, needs in _DATE_FORMS:
+        if (needs and needs not in text) or (needs is None and not has_month):
+            continue
+        for m in pattern.finditer(text):
+            span = m.span()
+            if any(t.start < span[1] and span[0] < t.end for t in out):
+                continue
+            tok = _token(fields(m), span)
+            if tok is not None:
+                out.append(tok)
     out.sort(key=lambda t: t.start)
     return tuple(out)
 
