@@ -177,6 +177,10 @@ def test_structured_rows_compared_as_multisets() -> None:
         ("0 rows", False),
         ("[(50971, 5.6)]", False),
         ("[(50999, 4.1)]", False),
+        ("   itemid  value_numeric\n0   50971            4.1\n1   50971            3.9\n2   50912            NaN", True),
+        ("   itemid  value_numeric\n0   50971            4.1\n1   50971            7.7", False),
+        ("Query executed in 0.023 s. Result: [(50971, 4.1), (50971, 3.9), (50912, None)]", True),
+        ("3 rows in set (0.01 sec)\n50971 4.1\n50971 3.9\n50912 NULL", True),
     ],
 )
 def test_foreign_formats(text: str, ok: bool) -> None:

@@ -23,7 +23,9 @@ rule, most specific first:
     2. text in ``verifier.render.render_result`` form (a ``(N rows...)``
        footer): the same header, the same row count ``N``, and every shown row
        (canonical cells) found among the re-executed rows, order-free;
-    3. any other ("foreign") text: an empty-result claim (``[]``, ``0 rows``,
+    3. any other ("foreign") text: durations ("0.02 s") and a pandas-style
+       row index (0, 1, 2, ... at the start of the lines after the header)
+       are ignored; an empty-result claim (``[]``, ``0 rows``,
        ``Empty DataFrame``, ``no rows``...) on a non-empty result is
        fabricated; otherwise every number in the text must be a number of the
        re-executed result (its rendered cells and column names, compared at
@@ -349,7 +351,25 @@ def _numbers(text: str) -> list[tuple[float, int]]:
     return out
 
 
+_DURATION = re.compile(r"\d+(?:\.\d+)?\s*(?:ms|msec|s|sec|secs|seconds?|milliseconds?)\b", re.IGNORECASE)
+_INDEXED_LINE = re.compile(r"[ \t]*(\d+)[ \t]+(?=\S)")
+
+
+def _drop_frame_index(text: str) -> str:
+    """Remove a pandas-style row index (lines after the header starting 0, 1, 2, ...)."""
+    lines = text.splitlines()
+    if len(lines) < 2:
+        return text
+    body = lines[1:]
+    heads = [_INDEXED_LINE.match(line) for line in body]
+    if all(heads) and [int(m.group(1)) for m in heads] == list(range(len(body))):  # type: ignore[union-attr]
+        body = [line[m.end():] for line, m in zip(body, heads)]  # type: ignore[union-attr]
+        return "\n".join([lines[0], *body])
+    return text
+
+
 def _match_foreign(text: str, result: QueryResult) -> tuple[bool, str]:
+    text = _drop_frame_index(_DURATION.sub(" ", text))
     if _EMPTY_CLAIM.fullmatch(text):
         if result.rows:
             return False, f"recorded output claims an empty result; the database returns {len(result.rows)} row(s)"
