@@ -51,7 +51,7 @@ def _scorer(traj, task, cfg):  # the sandbox tests never judge answers
 
 @pytest.fixture()
 def env(small_db: Path):
-    limits = PythonLimits(cpu_s=2, cpu_total_s=60, wall_s=4, memory_mb=512, max_output_chars=2000, file_size_mb=1)
+    limits = PythonLimits(cpu_s=5, cpu_total_s=60, wall_s=30, memory_mb=512, max_output_chars=2000, file_size_mb=1)
     e = EHREnv(str(small_db), EnvConfig(max_steps=30, python=limits), scorer=_scorer)
     e.reset(TASK)
     yield e
@@ -151,22 +151,30 @@ def test_memory_limit(env: EHREnv) -> None:
     assert obs.strip().endswith("7"), "state survives a MemoryError"
 
 
-def test_cpu_limit(env: EHREnv) -> None:
+def test_cpu_limit(small_db: Path) -> None:
+    # a generous wall limit, so that the CPU limit fires first even on a loaded machine
+    limits = PythonLimits(cpu_s=1, cpu_total_s=60, wall_s=60, memory_mb=512)
+    env = EHREnv(str(small_db), EnvConfig(python=limits), scorer=_scorer)
+    env.reset(TASK)
     py(env, "x = 7")
     obs, step = py(env, "while True:\n    pass")
-    assert step.error and "CPU-time limit" in step.error
+    assert step.error and "CPU-time limit of 1 s" in step.error
     obs, step = py(env, "x")
     assert obs.strip().endswith("7"), "state survives a per-step CPU limit"
+    env.close()
 
 
-def test_wall_time_limit_restarts_the_worker(env: EHREnv) -> None:
+def test_wall_time_limit_restarts_the_worker(small_db: Path) -> None:
+    env = EHREnv(str(small_db), EnvConfig(python=PythonLimits(wall_s=3)), scorer=_scorer)
+    env.reset(TASK)
     py(env, "x = 7")
     obs, step = py(env, "import time\ntime.sleep(60)")
-    assert step.error and "wall-time limit" in step.error and STATE_LOST in step.error
+    assert step.error and "wall-time limit of 3 s" in step.error and STATE_LOST in step.error
     obs, step = py(env, "x")
     assert step.error and "NameError" in step.error, "a restarted worker has fresh state"
     obs, step = py(env, "y = 1; y")
     assert step.error is None
+    env.close()
 
 
 def test_killed_worker_is_restarted_with_a_notice(env: EHREnv) -> None:
@@ -208,3 +216,23 @@ def test_sandbox_folder_is_removed_on_close(small_db: Path) -> None:
     assert folder == sb.folder and folder.is_dir()
     sb.close()
     assert not folder.exists() and not sb.alive
+
+
+def test_native_code_cannot_write_outside_the_folder(env: EHREnv, tmp_path: Path, small_db: Path) -> None:
+    """pyarrow writes through C++ (no audit event): only the read-only mount namespace stops it."""
+    from verifier.env.sandbox import mount_namespace_available
+
+    if not mount_namespace_available():
+        pytest.skip("no mount namespace here (needs root on Linux); native writes are not confined")
+    before = _digest(small_db)
+    target = tmp_path / "native.parquet"
+    obs, step = py(env, "import pyarrow as pa, pyarrow.parquet as pq\n"
+                        f"pq.write_table(pa.table({{'a': [1]}}), {str(target)!r})")
+    assert step.error and "Read-only file system" in step.error and not target.exists()
+    obs, step = py(env, f"import pyarrow.fs as fs\nfs.LocalFileSystem().open_output_stream({str(small_db)!r})")
+    assert step.error and "Read-only file system" in step.error
+    assert _digest(small_db) == before
+    obs, step = py(env, "import pyarrow as pa, pyarrow.parquet as pq\npq.write_table(pa.table({'a': [1]}), 'ok.parquet')\n"
+                        "pq.read_table('ok.parquet').num_rows")
+    assert step.error is None and obs.strip().endswith("1")
+    assert env._sandbox.hardening["readonly_fs"] == "ok"  # noqa: SLF001

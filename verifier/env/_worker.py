@@ -14,7 +14,10 @@ Protocol (one JSON object per line):
     worker -> parent  {"op": "done", "output": str, "error": str|null, "output_truncated": bool}
 
 Confinement applied here before any agent code runs (defence in depth; the
-parent adds a network namespace and a wall-time limit):
+parent adds network and mount namespaces and a wall-time limit):
+    - in a private mount namespace (``--readonly-fs``): every filesystem
+      remounted read-only except the episode's folder, so even native code
+      (pyarrow, numpy) cannot write elsewhere or touch the database file;
     - resource limits: RLIMIT_AS (memory), RLIMIT_CPU (per step soft, per
       episode hard), RLIMIT_FSIZE (largest file), RLIMIT_NOFILE, RLIMIT_CORE=0;
     - ``socket.socket`` replaced by a class that raises;
@@ -265,6 +268,7 @@ _DENIED_EVENTS = {
     "os.link": "creating links is disabled in the sandbox",
     "ctypes.dlopen": "loading native libraries is disabled in the sandbox",
 }
+_PATH_EVENTS_EXTRA = {"sqlite3.connect": (0,)}
 _BLOCKED_IMPORTS = {
     "duckdb": "use the provided `db` object (db.sql('SELECT ...')) to query the database",
     "_duckdb": "use the provided `db` object (db.sql('SELECT ...')) to query the database",
@@ -317,7 +321,7 @@ def _install_audit_hook(folder: str) -> None:
                 if writing and not inside(path):
                     raise SandboxViolation(f"writing outside the sandbox folder is not allowed: {path!r}")
                 return
-            idx = _PATH_EVENTS.get(event)
+            idx = _PATH_EVENTS.get(event) or _PATH_EVENTS_EXTRA.get(event)
             if idx:
                 for i in idx:
                     if i < len(args) and not inside(args[i]):
@@ -326,6 +330,41 @@ def _install_audit_hook(folder: str) -> None:
             guard.busy = False
 
     sys.addaudithook(hook)
+
+
+def _readonly_filesystem(folder: str) -> str:
+    """Inside a private mount namespace: everything read-only except ``folder``.
+
+    Bind-mounts ``folder`` onto itself (so it stays writable), then remounts
+    ``/`` and the other real filesystems read-only (``/proc``, ``/sys``,
+    ``/dev`` and ``/mnt`` are left alone). Only called when the parent started
+    the worker with ``unshare --mount``; the host's mounts are unaffected.
+
+    Returns:
+        ``"ok"`` or the first failure (then the folder is not made writable
+        alone and the audit hook remains the only write barrier).
+    """
+    import subprocess
+
+    def mount(*args: str) -> str | None:
+        done = subprocess.run(["mount", *args], capture_output=True, text=True, timeout=20)
+        return None if done.returncode == 0 else (done.stderr.strip() or f"mount {args} failed")
+
+    err = mount("--bind", folder, folder)
+    if err:
+        return err
+    points = []
+    with open("/proc/self/mountinfo", encoding="utf-8") as fh:
+        for line in fh:
+            mp = line.split()[4].replace("\\040", " ")
+            if mp == folder or mp.startswith(("/proc", "/sys", "/dev/pts", "/mnt")) or mp == "/dev":
+                continue
+            points.append(mp)
+    for mp in sorted(set(points), key=len):
+        err = mount("-o", "remount,bind,ro", mp)
+        if err:
+            return err
+    return "ok"
 
 
 def _on_xcpu(signum, frame):
@@ -410,6 +449,7 @@ def main(argv=None) -> None:
     ap.add_argument("--mem-mb", type=int, default=1024)
     ap.add_argument("--cpu-total-s", type=int, default=300)
     ap.add_argument("--fsize-mb", type=int, default=64)
+    ap.add_argument("--readonly-fs", action="store_true")
     args = ap.parse_args(argv)
 
     os.chdir(args.folder)
@@ -417,7 +457,11 @@ def main(argv=None) -> None:
     for fd in (0, 1):
         os.dup2(devnull, fd)
     channel = _Channel(args.rfd, args.wfd)
-    hardening = {"limits": _apply_limits(args.mem_mb, args.cpu_total_s, args.fsize_mb)}
+    hardening = {}
+    if args.readonly_fs:
+        hardening["readonly_fs"] = _readonly_filesystem(os.path.realpath(args.folder))
+        os.chdir(args.folder)  # re-enter through the writable bind mount
+    hardening["limits"] = _apply_limits(args.mem_mb, args.cpu_total_s, args.fsize_mb)
 
     import socket
 

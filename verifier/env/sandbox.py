@@ -14,7 +14,9 @@ per step (enforced here: the worker is killed and restarted), memory
 (RLIMIT_FSIZE). No network: the worker runs in a fresh network namespace when
 ``unshare`` can create one (root, Linux), and inside it sockets are refused by
 an audit hook and a blocking ``socket.socket``. Writes are confined to the
-episode's temporary folder (the worker's working directory) by the audit hook.
+episode's temporary folder (the worker's working directory) by the audit hook
+and, where a mount namespace can be made, by a read-only view of every other
+filesystem (which also stops native code such as pyarrow).
 """
 
 from __future__ import annotations
@@ -65,6 +67,9 @@ class PythonLimits(BaseModel):
         network_namespace: run the worker in a new network namespace with
             ``unshare --net`` when that works here (falls back silently to the
             in-process blocks otherwise; ``PythonSandbox.hardening`` says which).
+        readonly_filesystem: run the worker in a private mount namespace where
+            every filesystem but its folder is read-only (root on Linux; falls
+            back to the audit hook alone otherwise).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -76,6 +81,7 @@ class PythonLimits(BaseModel):
     file_size_mb: int = Field(default=64, ge=1)
     startup_s: float = Field(default=20.0, gt=0)
     network_namespace: bool = True
+    readonly_filesystem: bool = True
 
 
 @dataclass
@@ -125,17 +131,27 @@ def _encode(value: Any) -> Any:
     return str(value)
 
 
-@lru_cache(maxsize=1)
-def network_namespace_available() -> bool:
-    """True when ``unshare --net`` can start a process here (root on Linux)."""
+def _unshare_works(flags: tuple[str, ...]) -> bool:
     exe = shutil.which("unshare")
     if not exe or not sys.platform.startswith("linux"):
         return False
     try:
-        done = subprocess.run([exe, "--net", "--", sys.executable, "-c", "pass"], capture_output=True, timeout=20)
+        done = subprocess.run([exe, *flags, "--", sys.executable, "-c", "pass"], capture_output=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
+
+
+@lru_cache(maxsize=1)
+def network_namespace_available() -> bool:
+    """True when ``unshare --net`` can start a process here (root on Linux)."""
+    return _unshare_works(("--net",))
+
+
+@lru_cache(maxsize=1)
+def mount_namespace_available() -> bool:
+    """True when ``unshare --mount --propagation private`` works and ``mount`` exists (root on Linux)."""
+    return shutil.which("mount") is not None and _unshare_works(("--mount", "--propagation", "private"))
 
 
 class WorkerDied(Exception):
@@ -176,14 +192,18 @@ class PythonSandbox:
         p2c_r, p2c_w = os.pipe()
         c2p_r, c2p_w = os.pipe()
         cmd = [
-            sys.executable, "-I", str(WORKER),
+            sys.executable, "-I", "-B", str(WORKER),
             "--rfd", str(p2c_r), "--wfd", str(c2p_w), "--folder", str(self.folder),
             "--mem-mb", str(self.limits.memory_mb), "--cpu-total-s", str(self.limits.cpu_total_s),
             "--fsize-mb", str(self.limits.file_size_mb),
         ]
         netns = self.limits.network_namespace and network_namespace_available()
-        if netns:
-            cmd = [shutil.which("unshare") or "unshare", "--net", "--", *cmd]
+        mntns = self.limits.readonly_filesystem and mount_namespace_available()
+        flags = (["--net"] if netns else []) + (["--mount", "--propagation", "private"] if mntns else [])
+        if mntns:
+            cmd.append("--readonly-fs")
+        if flags:
+            cmd = [shutil.which("unshare") or "unshare", *flags, "--", *cmd]
         env = {
             "PATH": "/usr/bin:/bin", "HOME": str(self.folder), "TMPDIR": str(self.folder),
             "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -203,7 +223,7 @@ class PythonSandbox:
             tail = self._log.read_text(errors="replace")[-2000:] if self._log.exists() else ""
             self._kill()
             raise WorkerDied(f"the Python worker failed to start: {tail.strip() or 'no output'}")
-        self.hardening = {**ready.get("hardening", {}), "network_namespace": netns}
+        self.hardening = {**ready.get("hardening", {}), "network_namespace": netns, "mount_namespace": mntns}
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
@@ -369,4 +389,7 @@ class PythonSandbox:
             pass
 
 
-__all__ = ["PythonLimits", "PythonResult", "PythonSandbox", "STATE_LOST", "WorkerDied", "network_namespace_available"]
+__all__ = [
+    "PythonLimits", "PythonResult", "PythonSandbox", "STATE_LOST", "WorkerDied",
+    "mount_namespace_available", "network_namespace_available",
+]
