@@ -161,3 +161,39 @@ def test_honest_environment_recordings_are_never_fabricated(request: pytest.Fixt
         text_only = step.model_copy(update={"columns": None, "rows": None, "output": f"[step {step.index}]\n{step.output}"})
         ok, why = output_matches(text_only, res, cfg.display)
         assert ok, f"{step.code} (text only): {why}"
+
+
+def test_wrong_scope_never_counts_on_the_synthetic_hospital(synth_db: Path, synth_cases: list) -> None:
+    """Property on the built hospital: a query on any other admission, or any other lab
+    item of the right admission, never justifies the abstention (hypothesis draws them)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from verifier.sqlsafe import run_query, thread_connection
+
+    task = synth_cases[0][0]
+    adm, item = task.reference.unmet_requirement.scope["admissionid"], task.reference.unmet_requirement.scope["itemid"]
+    con = thread_connection(synth_db)
+    admissions = [r[0] for r in run_query(con, "SELECT admissionid FROM admissions ORDER BY 1", time_limit_s=10, row_cap=10_000).rows]
+    items = [r[0] for r in run_query(con, "SELECT DISTINCT itemid FROM lab_events ORDER BY 1", time_limit_s=10, row_cap=10_000).rows]
+    final = f"Answer: NULL\nReasoning: No Potassium result is recorded for admission {adm} [step 1]."
+    templates = [
+        "SELECT count(*) AS n FROM lab_events WHERE admissionid = {a} AND itemid = {i}",
+        "SELECT chart_time, value_numeric FROM lab_events WHERE admissionid = {a} AND itemid = {i} ORDER BY chart_time",
+        "SELECT max(value_numeric) AS m FROM lab_events WHERE admissionid = {a} AND itemid = {i}",
+    ]
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(a=st.sampled_from(admissions), i=st.sampled_from(items), wrong=st.sampled_from(["admission", "item"]),
+           template=st.sampled_from(templates))
+    def check(a: int, i: int, wrong: str, template: str) -> None:
+        if wrong == "admission":
+            a, i = (a if a != adm else admissions[0] if admissions[0] != adm else admissions[1]), item
+        else:
+            a, i = adm, (i if i != item else items[0] if items[0] != item else items[1])
+        steps = [{"index": 1, "kind": "sql", "code": template.format(a=a, i=i)}]
+        traj = Trajectory.model_validate({"trajectory_id": "w", "task_id": task.task_id, "steps": steps, "final_response": final})
+        v = verify(traj, task, VerifyConfig(db_path=str(synth_db)))
+        assert not v.success and v.reasons[0].value in ("EVIDENCE_NOT_SENSITIVE", "EVIDENCE_DOES_NOT_SHOW_GAP"), (steps, v.reasons)
+
+    check()
