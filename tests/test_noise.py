@@ -269,6 +269,13 @@ def test_python_step_evidence(db: Path) -> None:
     assert _reasons(db, _traj([failed])) == ["EVIDENCE_QUERY_FAILED"]
 
 
+def test_volatile_queries_are_not_called_fabricated(db: Path) -> None:
+    steps = [("SELECT now() AS t", "t\n2150-01-01 00:00:00\n(1 row)"), (GOOD, "n\n0\n(1 row)")]
+    assert _reasons(db, _traj(steps)) == []
+    v = verify(_traj(steps), _task(), _cfg(db))
+    assert "volatile" in v.details["evidence"]["queries"][0]["recorded_output"]
+
+
 def test_value_noise_uses_replacement(db: Path) -> None:
     assert thread_connection(db).execute("SELECT admissionid, itemid, value_numeric FROM lab_events WHERE lab_event_id = 500").fetchall() == [(11, 1, None)]
     task = Task.model_validate({**_task().model_dump(), **VALUE_TASK})

@@ -19,6 +19,8 @@ reasons they produce appear in this order:
    not produce: ``EVIDENCE_FABRICATED``); ``not_sensitive`` (cannot see the
    witness: ``EVIDENCE_NOT_SENSITIVE``); ``no_gap`` (sees the witness but the
    base result does not show the gap: ``EVIDENCE_DOES_NOT_SHOW_GAP``).
+   A query using a volatile function (``now()``, ``random()``...) is not
+   compared with its recorded output.
    Aggregation: any fabricated query fails the verdict with
    ``EVIDENCE_FABRICATED``; otherwise one qualifying query suffices (failed or
    irrelevant attempts beside it do not count against the agent). With no
@@ -45,6 +47,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
+
+from sqlglot import exp
 
 from .config import VerifyConfig
 from .errors import InputError, UnsafeQueryError
@@ -77,13 +81,25 @@ def _cached(scope: tuple[Any, ...], sql: str, row_cap: int, run: Callable[[], Qu
     return cache.get_or_run(sql, run, scope=scope, row_cap=row_cap)
 
 
+#: Functions whose value changes between runs: a query using one cannot be
+#: compared with its recorded output (``SELECT now()`` is not fabricated).
+_VOLATILE = (exp.CurrentDate, exp.CurrentTime, exp.CurrentTimestamp, exp.Rand, exp.Uuid)
+_VOLATILE_NAMES = frozenset({"now", "random", "uuid", "gen_random_uuid", "get_current_time", "get_current_timestamp",
+                             "today", "current_localtime", "current_localtimestamp", "epoch_ms_now", "nextval", "currval"})
+
+
 @lru_cache(maxsize=65536)
-def _analyse(sql: str, dialect: str) -> tuple[str, frozenset[str] | None]:
-    """Checked DuckDB SQL and the tables it reads (``None``: introspection), memoised:
-    the same agent queries recur across samples of a task. Raises ``UnsafeQueryError``."""
+def _analyse(sql: str, dialect: str) -> tuple[str, frozenset[str] | None, bool]:
+    """Checked DuckDB SQL, the tables it reads (``None``: introspection) and whether
+    it is volatile; memoised: the same agent queries recur across samples of a task.
+    Raises ``UnsafeQueryError``."""
     safe, tree = parse_checked(sql, dialect)
     read = tables_read(tree)
-    return safe, (None if read is None else frozenset(read))
+    volatile = any(
+        isinstance(f, _VOLATILE) or (isinstance(f, exp.Anonymous) and str(f.this).lower() in _VOLATILE_NAMES)
+        for f in tree.find_all(exp.Func)
+    )
+    return safe, (None if read is None else frozenset(read)), volatile
 
 
 def _empty_cell(v: Any) -> bool:
@@ -96,7 +112,7 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
         rec.update(status="failed", why=f"the step failed when the agent ran it: {q.failed[:300]}")
         return rec
     try:
-        safe, read = _analyse(q.sql, dialect)
+        safe, read, volatile = _analyse(q.sql, dialect)
     except UnsafeQueryError as exc:
         rec.update(status="rejected", why=exc.reason)
         return rec
@@ -108,7 +124,9 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
         rec.update(status="failed", why=exc.message)
         return rec
     rec["base_rows"] = len(base.rows)
-    if q.step_ref is not None:
+    if volatile:
+        rec["recorded_output"] = "not compared: the query uses a volatile function (now(), random(), ...)"
+    elif q.step_ref is not None:
         ok, why = output_matches(q.step_ref, base, config.display)
         rec["recorded_output"] = why
         if not ok:
