@@ -66,12 +66,12 @@ def _round_ref(ref: float, decimals: int) -> float:
 
 def tolerance_rule(policy: AnswerPolicy, decimals: int | None, kind: str = "number") -> tuple:
     """The rule a comparison uses: ``("decimals", d, eps)`` or ``("tol", rel, abs)``."""
-    rel, abs_, eps = _rule(kind)
     if policy.rel_tol is not None or policy.abs_tol is not None:
         return ("tol", policy.rel_tol or 0.0, policy.abs_tol or 0.0)
     d = policy.decimals if policy.decimals is not None else decimals
     if d is not None:
-        return ("decimals", d, eps)
+        return ("decimals", d, _rule(kind)[2])
+    rel, abs_, _ = _rule(kind)
     return ("tol", rel, abs_)
 
 
@@ -141,12 +141,12 @@ def compare_quantity(value: float, unit: str | None, ref: QuantityAnswer, policy
     if conv.error:
         base["unit"] = conv.error
         return failure(ReasonCode.INCOMPATIBLE_UNIT, **base)
-    converted = conv(value)
+    converted = conv.scale * value + conv.offset
     base["converted"] = converted
     if conv.bridge:
         base["bridge"] = conv.bridge
     if within(converted, ref.value, rule):
-        return success(**base)
+        return MatchResult(True, (), base)
     if (conv.scale != 1.0 or conv.offset != 0.0) and within(value, ref.value, rule):
         base["unit"] = f"the number matches the reference in {ref.unit}, but is labelled {unit}"
         return failure(ReasonCode.WRONG_UNIT, **base)
