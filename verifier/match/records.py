@@ -134,11 +134,15 @@ def _ref_key(ref: Any, rule: tuple) -> Any:
 def _sub_key(sub: Any, ref: Any, rule: tuple) -> Any:
     """Canonical form of a submitted cell read as the reference cell's type, or a
     value equal to nothing when it cannot be read exactly. Equal keys imply
-    ``cell_matches``; the converse need not hold (the greedy pass handles the rest)."""
-    if ref is None or isinstance(ref, bool) or isinstance(ref, (dt.date, dt.datetime)):
+    ``cell_matches`` (up to the float slack of the rounding rule, which the
+    hashed pass does not apply); unequal keys go to the tolerant pass."""
+    if ref is None or sub is None:
         return _NO_KEY
+    if isinstance(ref, bool):
+        got = sub if isinstance(sub, bool) else extract_boolean(_as_text(sub))
+        return _NO_KEY if got is None else got
     if isinstance(ref, (int, float)):
-        if isinstance(sub, bool) or sub is None:
+        if isinstance(sub, bool):
             return _NO_KEY
         if isinstance(sub, (int, float)):
             val = float(sub)
@@ -150,7 +154,18 @@ def _sub_key(sub: Any, ref: Any, rule: tuple) -> Any:
         if rule[0] == "decimals" and isinstance(ref, float):
             return _round_ref(val, rule[1])
         return val
+    if isinstance(ref, dt.date):
+        toks = extract_datetimes(_as_text(sub))
+        if len(toks) != 1:
+            return _NO_KEY
+        value, prec = toks[0].value, toks[0].precision
+        if isinstance(ref, dt.datetime):
+            return value.isoformat() if prec in ("minute", "second") else _NO_KEY
+        return dt.datetime(value.year, value.month, value.day).isoformat() if prec in _DAY_OR_FINER else _NO_KEY
     return normalise_text(_as_text(sub))
+
+
+_DAY_OR_FINER = frozenset(("day", "hour", "minute", "second"))
 
 
 def _pair(subs: list[list[Any]], refs: list[list[Any]], policy: AnswerPolicy, rule: tuple):
@@ -164,22 +179,23 @@ def _pair(subs: list[list[Any]], refs: list[list[Any]], policy: AnswerPolicy, ru
     pairs: list[tuple[int, int]] = []
     leftover: list[int] = []
     if refs and subs:
-        proto = refs[0]
+        # one prototype per column: the type of its first non-NULL reference cell
+        proto = [next((r[c] for r in refs if r[c] is not None), None) for c in range(len(refs[0]))]
+        ptypes = [type(p) for p in proto]
         buckets: dict[tuple, list[int]] = {}
         for j, s in enumerate(subs):
             key = tuple(_sub_key(c, p, rule) for c, p in zip(s, proto))
             if _NO_KEY not in key:
                 buckets.setdefault(key, []).append(j)
         for i, r in enumerate(refs):
-            key = tuple(_ref_key(c, rule) for c in r)
-            hit = buckets.get(key)
-            if hit and all(type(a) is type(b) or a is None or b is None for a, b in zip(r, proto)):
+            hit = None
+            if all(type(c) is t for c, t in zip(r, ptypes)):
+                hit = buckets.get(tuple(_ref_key(c, rule) for c in r))
+            if hit:
                 j = hit.pop()
-                if _rows_equal(subs[j], r, policy, rule):
-                    used[j] = True
-                    pairs.append((i, j))
-                    continue
-                hit.append(j)
+                used[j] = True
+                pairs.append((i, j))
+                continue
             leftover.append(i)
     else:
         leftover = list(range(len(refs)))
@@ -220,6 +236,7 @@ def match_records(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_valu
                        why="no table found in the Answer (Markdown table, JSON list of objects or CSV)")
     scols, srows = table
     sidx = {_colkey(c): i for i, c in enumerate(scols)}
+    rkeys = {c: _colkey(c) for c in ref.columns}
     required = policy.required_columns or list(ref.columns)
     missing_cols = [c for c in required if _colkey(c) not in sidx]
     base: dict[str, Any] = {"compared": "records", "reference_rows": len(ref.rows), "submitted_rows": len(srows),
@@ -227,10 +244,11 @@ def match_records(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_valu
     if missing_cols:
         return failure(ReasonCode.MISSING_COLUMNS, missing_columns=missing_cols,
                        submitted_columns=[str(c) for c in scols], **base)
-    cols = [c for c in ref.columns if _colkey(c) in sidx]
+    cols = [c for c in ref.columns if rkeys[c] in sidx]
     ridx = [ref.columns.index(c) for c in cols]
     refs = [[row[i] for i in ridx] for row in ref.rows]
-    subs = [[(r[sidx[_colkey(c)]] if sidx[_colkey(c)] < len(r) else None) for c in cols] for r in srows]
+    spos = [sidx[rkeys[c]] for c in cols]
+    subs = [[(r[p] if p < len(r) else None) for p in spos] for r in srows]
     rule = tolerance_rule(policy, None, "number")
     if policy.order == "set":
         refs = _dedupe(refs)
