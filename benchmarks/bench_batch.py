@@ -1,0 +1,338 @@
+"""Benchmark: batch scoring of a GRPO-like batch vs a naive per-trajectory scorer.
+
+(a) A GRPO-like batch over the real demo's tasks: 8 trajectories per task,
+    Clean and Noise tasks mixed, 3-8 SQL steps each drawn from a per-task pool
+    of varied queries (the reference/evidence query, cosmetic rewrites of it,
+    schema introspection, table counts and samples, scoped lookups), with
+    outputs recorded by really running them (as the environment does) and
+    final responses mixing right answers, wrong answers, NULLs and
+    abstentions. In the same run it times:
+      - naive: ``verify`` per trajectory with a fresh read-only connection
+        (thread connections and overlays dropped after each trajectory) and no
+        query cache, in one process, on a sample of the batch;
+      - ``verify_batch`` with 1 and 2 worker processes (pool warmed on another
+        batch, as a trainer keeps it across steps), on the whole batch;
+    and prints trajectories per second and the ratios to naive.
+(b) Growth: the same kind of batch against the demo database replicated x1,
+    x4 and x16 in patients (ids offset per copy, built in a temp folder),
+    ``verify_batch`` with 2 workers, trajectories per second and cost ratio.
+
+Targets (issue 7): >= 10x naive and >= 500 mixed trajectories/s with 2 workers.
+
+Usage:
+    python benchmarks/bench_batch.py [--db demo.duckdb --tasks tasks.jsonl]
+        [--tasks-per-batch 96] [--naive-sample 160] [--growth 1,4,16] [--seed 0]
+Without --db/--tasks the demo is built (``build_database``) and tasks made
+(``make_tasks``) in a temporary folder first (several minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from verifier.batch import BatchVerifier
+from verifier.config import VerifyConfig
+from verifier.contract import load_tasks
+from verifier.render import render_result
+from verifier.task import Task
+from verifier.trajectory import Step, Trajectory
+
+ID_COLUMNS = ("patientid", "admissionid", "icuadmissionid")
+OFFSET = 100_000_000
+
+
+# ----------------------------------------------------------------------------- batch generation
+
+def _tables_of(sql: str) -> list[str]:
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except Exception:  # noqa: BLE001 - a pool entry is skipped
+        return []
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    return sorted({t.name.lower() for t in tree.find_all(exp.Table) if t.name and t.name.lower() not in ctes})
+
+
+def _cosmetic(sql: str, rnd: random.Random) -> str:
+    """A rewrite with the same tokens: keyword case, whitespace, a comment."""
+    out = re.sub(r"\b(select|from|where|and|group by|order by|join|on|as|limit)\b",
+                 lambda m: m.group(1).upper() if rnd.random() < 0.5 else m.group(1).lower(), sql, flags=re.I)
+    out = re.sub(r"\s+", lambda m: " " if rnd.random() < 0.7 else "\n  ", out)
+    return out + ("  -- check" if rnd.random() < 0.5 else "")
+
+
+def query_pool(task: Task, rnd: random.Random) -> list[str]:
+    """Varied queries an agent might run on ``task`` (the first one is the evidence query)."""
+    ref = task.reference.sql.strip().rstrip(";")
+    pool = [ref, _cosmetic(ref, rnd), _cosmetic(ref, rnd)]
+    tables = _tables_of(ref) or ["patients"]
+    scope = dict(task.params)
+    if task.reference.unmet_requirement:
+        scope.update(task.reference.unmet_requirement.scope)
+    for t in tables[:3]:
+        pool += [f"DESCRIBE {t}", f"SELECT COUNT(*) AS n FROM {t}", f"SELECT * FROM {t} LIMIT 5"]
+        for key in ID_COLUMNS:
+            if isinstance(scope.get(key), int):
+                pool.append(f"SELECT * FROM {t} WHERE {key} = {scope[key]} LIMIT 20")
+                break
+    return pool
+
+
+def _record(con: duckdb.DuckDBPyConnection, sql: str, cache: dict[str, tuple]) -> tuple:
+    from verifier.sqlsafe import QueryFailed, run_query
+    from verifier.errors import UnsafeQueryError
+
+    if sql not in cache:
+        try:
+            res = run_query(con, sql, time_limit_s=10, row_cap=10_000)
+            cache[sql] = (res.columns, res.rows, None)
+        except (QueryFailed, UnsafeQueryError) as exc:
+            cache[sql] = (None, None, f"Error: {exc}")
+    return cache[sql]
+
+
+def _cell(v):  # JSON-safe cell, as the environment records it
+    return v if v is None or isinstance(v, (bool, int, float, str)) else str(v)
+
+
+def grpo_batch(tasks: list[Task], db: Path, *, per_task: int = 8, seed: int = 0) -> list[str]:
+    """``per_task`` trajectories for each task, as JSON lines (outputs recorded on ``db``)."""
+    from verifier.agents.format import format_answer, tagged_response
+    from verifier.agents.reference_agents import abstention_reasoning
+    from verifier.sqlsafe import open_readonly
+
+    rnd = random.Random(seed)
+    con = open_readonly(db)
+    recorded: dict[str, tuple] = {}
+    lines: list[str] = []
+    try:
+        for task in tasks:
+            pool = query_pool(task, rnd)
+            for g in range(per_task):
+                n_steps = rnd.randint(3, 8)
+                queries = [rnd.choice(pool[1:]) for _ in range(n_steps - 1)]
+                ev_pos = rnd.randrange(n_steps)
+                queries.insert(ev_pos, pool[0] if rnd.random() < 0.85 else pool[rnd.randrange(1, 3)])
+                steps = []
+                for i, q in enumerate(queries, start=1):
+                    cols, rows, err = _record(con, q, recorded)
+                    if err:
+                        steps.append(Step(index=i, kind="sql", code=q, error=err))
+                    else:
+                        steps.append(Step(index=i, kind="sql", code=q, output=render_result(cols, rows),
+                                          columns=list(cols), rows=[[_cell(v) for v in r] for r in rows]))
+                roll = rnd.random()
+                if task.condition == "clean":
+                    if roll < 0.6:
+                        final = tagged_response(format_answer(task.reference.answer), f"From [step {ev_pos + 1}].")
+                    elif roll < 0.8:
+                        final = tagged_response("NULL", "Not recorded.")
+                    else:
+                        final = tagged_response("17", f"See [step {ev_pos + 1}].")
+                else:
+                    if roll < 0.6:
+                        final = tagged_response("NULL", abstention_reasoning(task, [ev_pos + 1]))
+                    elif roll < 0.75:
+                        final = tagged_response("NULL", "The data do not allow an answer.")
+                    else:
+                        final = tagged_response("42", "Computed from the records.")
+                traj = Trajectory(trajectory_id=f"{task.task_id}#{g}", task_id=task.task_id, steps=steps, final_response=final)
+                lines.append(traj.model_dump_json())
+    finally:
+        con.close()
+    return lines
+
+
+# ----------------------------------------------------------------------------- scorers
+
+def _drop_thread_resources() -> None:
+    """Close this thread's cached read-only connections and witness overlays (naive = fresh each time)."""
+    from verifier import sqlsafe, witness
+
+    for mod, attr in ((sqlsafe, "cons"), (witness, "overlays")):
+        local = getattr(mod, "_local", None)
+        cache = getattr(local, attr, None) if local is not None else None
+        if cache:
+            for obj in list(cache.values()):
+                try:
+                    obj.close()
+                except Exception:  # noqa: BLE001
+                    pass
+            cache.clear()
+
+
+def naive(lines: list[str], tasks: dict[str, Task], db: Path) -> tuple[float, float]:
+    """Wall and CPU seconds to score ``lines`` one by one with fresh connections and no cache."""
+    from verifier import query_cache
+    from verifier.verify import verify
+
+    query_cache.install(None)
+    config = VerifyConfig(db_path=str(db))
+    verify(Trajectory.model_validate_json(lines[0]), tasks[json.loads(lines[0])["task_id"]], config)  # imports, registries
+    _drop_thread_resources()
+    t0, c0 = time.perf_counter(), time.process_time()
+    for line in lines:
+        traj = Trajectory.model_validate_json(line)
+        verify(traj, tasks[traj.task_id], config).model_dump_json()
+        _drop_thread_resources()
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def batched(lines: list[str], warm: list[str], tasks: dict[str, Task], db: Path, workers: int) -> tuple[float, dict[str, float], list[str]]:
+    """Seconds for ``verify_batch`` on ``lines`` with a pool warmed on ``warm``; stats; output.
+
+    Stats: cache ``hits``/``misses`` and ``cpu_max``, the CPU seconds of the
+    busiest worker (the wall time the batch would take with a free core per
+    worker; on a shared machine wall time also counts waiting for a core).
+    """
+    with BatchVerifier(tasks, db, workers=workers, backend="process") as bv:
+        list(bv.score_lines(warm))
+        before, cpu0 = bv.cache_stats(), bv.cpu_seconds()
+        t0 = time.perf_counter()
+        out = list(bv.score_lines(lines))
+        dt = time.perf_counter() - t0
+        after, cpu1 = bv.cache_stats(), bv.cpu_seconds()
+    stats: dict[str, float] = {k: after[k] - before[k] for k in after}
+    stats["cpu_max"] = max(cpu1[w] - cpu0.get(w, 0.0) for w in cpu1)
+    return dt, stats, out
+
+
+# ----------------------------------------------------------------------------- replicated databases
+
+def replicate(src: Path, out: Path, copies: int) -> Path:
+    """A copy of ``src`` with every patient-keyed table repeated ``copies`` times, ids offset per copy."""
+    if out.exists():
+        return out
+    con = duckdb.connect(str(out))
+    try:
+        con.execute(f"ATTACH '{src.as_posix()}' AS src (READ_ONLY)")
+        tables = [r[0] for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src' AND schema_name = 'main'").fetchall()]
+        for t in tables:
+            cols = [r[0] for r in con.execute(
+                f"SELECT column_name FROM duckdb_columns() WHERE database_name='src' AND table_name='{t}' ORDER BY column_index").fetchall()]
+            ids = [c for c in cols if c.lower() in ID_COLUMNS]
+            if not ids or copies == 1:
+                con.execute(f'CREATE TABLE "{t}" AS SELECT * FROM src.main."{t}"')
+                continue
+            parts = []
+            for k in range(copies):
+                sel = ", ".join(f'"{c}" + {k * OFFSET} AS "{c}"' if c in ids else f'"{c}"' for c in cols)
+                parts.append(f'SELECT {sel} FROM src.main."{t}"')
+            con.execute(f'CREATE TABLE "{t}" AS ' + " UNION ALL ".join(parts))
+    finally:
+        con.close()
+    return out
+
+
+# ----------------------------------------------------------------------------- main
+
+def _prepare(args: argparse.Namespace, tmp: Path) -> tuple[Path, dict[str, Task]]:
+    if args.db and args.tasks:
+        return Path(args.db), load_tasks(args.tasks)
+    from verifier.build_db import build_database
+    from verifier.construction import make_tasks
+
+    mimic = Path(os.environ.get("MIMIC_DEMO_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "mimic-iv-demo"))
+    meds = mimic.parent / "mimic-iv-demo-meds" / "mimic_iv_demo_meds_events.parquet"
+    db = tmp / "demo.duckdb"
+    print(f"building the demo database from {mimic} ...", flush=True)
+    build_database(mimic, db, chartevents_meds=meds if meds.is_file() else None)
+    print("making tasks ...", flush=True)
+    tasks, _ = make_tasks(db, seed=args.seed)
+    return db, {t.task_id: t for t in tasks}
+
+
+def _pick(tasks: dict[str, Task], n: int, seed: int, skip: set[str] = frozenset()) -> list[Task]:
+    """``n`` tasks, Clean and Noise twins together, deterministic."""
+    by_pair: dict[str, list[Task]] = {}
+    for t in tasks.values():
+        if t.task_id not in skip:
+            by_pair.setdefault(t.pair_id, []).append(t)
+    pairs = sorted(by_pair)
+    random.Random(seed).shuffle(pairs)
+    out: list[Task] = []
+    for p in pairs:
+        out += sorted(by_pair[p], key=lambda t: t.condition)
+        if len(out) >= n:
+            break
+    return out[:n]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db")
+    ap.add_argument("--tasks")
+    ap.add_argument("--tasks-per-batch", type=int, default=96)
+    ap.add_argument("--naive-sample", type=int, default=160)
+    ap.add_argument("--growth", default="1,4,16")
+    ap.add_argument("--growth-tasks", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="bench_batch_") as tmpdir:
+        tmp = Path(tmpdir)
+        db, tasks = _prepare(args, tmp)
+        chosen = _pick(tasks, args.tasks_per_batch, args.seed)
+        warm_tasks = _pick(tasks, 16, args.seed + 1, skip={t.task_id for t in chosen})
+        t0 = time.perf_counter()
+        lines = grpo_batch(chosen, db, seed=args.seed)
+        warm = grpo_batch(warm_tasks, db, seed=args.seed + 1)
+        steps = [len(json.loads(l)["steps"]) for l in lines]
+        n_noise = sum(1 for t in chosen if t.condition == "noise")
+        print(f"(a) GRPO-like batch: {len(lines)} trajectories = {len(chosen)} tasks x 8 "
+              f"({n_noise} Noise tasks, {len(chosen) - n_noise} Clean), {min(steps)}-{max(steps)} SQL steps "
+              f"(mean {sum(steps) / len(steps):.1f}); generated in {time.perf_counter() - t0:.1f} s")
+
+        sample = lines[:: max(1, len(lines) // args.naive_sample)][: args.naive_sample]
+        print(f"  machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (wall figures suffer when other work shares the cores)")
+        t_naive, c_naive = naive(sample, tasks, db)
+        naive_rate, naive_cpu_rate = len(sample) / t_naive, len(sample) / c_naive
+        print(f"  naive (fresh connection, no cache, per trajectory; {len(sample)} sampled): {naive_rate:8.1f} traj/s wall, "
+              f"{naive_cpu_rate:8.1f} traj per CPU-second")
+        outputs = {}
+        rates = {}
+        for w in (1, 2):
+            dt, stats, out = batched(lines, warm, tasks, db, w)
+            outputs[w] = out
+            rates[w] = len(lines) / dt
+            cpu_rate = len(lines) / stats["cpu_max"]
+            print(f"  verify_batch, {w} worker{'s' if w > 1 else ' '}: {rates[w]:8.1f} traj/s wall ({rates[w] / naive_rate:5.1f}x naive); "
+                  f"{cpu_rate:8.1f} traj/s with a free core per worker ({cpu_rate / naive_cpu_rate:5.1f}x naive per CPU-second); "
+                  f"query cache {stats['hits']:.0f} hits / {stats['misses']:.0f} misses")
+        assert outputs[1] == outputs[2], "output differs between 1 and 2 workers"
+        verdicts = [json.loads(l) for l in outputs[2]]
+        ok = sum(1 for v in verdicts if v.get("success"))
+        print(f"  identical output for 1 and 2 workers; {ok}/{len(verdicts)} successes")
+        print(f"  targets: >= 10x naive -> {rates[2] / naive_rate:.1f}x; >= 500 traj/s with 2 workers -> {rates[2]:.0f}")
+
+        print(f"(b) growth: {args.growth_tasks} tasks x 8 trajectories against the demo replicated in patients")
+        g_tasks = _pick(tasks, args.growth_tasks, args.seed + 2)
+        base_rate = None
+        for copies in [int(c) for c in args.growth.split(",")]:
+            t0 = time.perf_counter()
+            rdb = replicate(db, tmp / f"demo_x{copies}.duckdb", copies)
+            build_s = time.perf_counter() - t0
+            g_lines = grpo_batch(g_tasks, rdb, seed=args.seed + 2)
+            g_warm = grpo_batch(warm_tasks, rdb, seed=args.seed + 3)
+            dt, stats, _ = batched(g_lines, g_warm, tasks, rdb, 2)
+            rate, cpu_rate = len(g_lines) / dt, len(g_lines) / stats["cpu_max"]
+            base_rate = base_rate or cpu_rate
+            size = rdb.stat().st_size / 2**20
+            print(f"  x{copies:<3} ({size:7.1f} MiB, built in {build_s:5.1f} s): {rate:8.1f} traj/s wall, "
+                  f"{cpu_rate:8.1f} traj/s with a free core per worker; CPU cost per trajectory x{base_rate / cpu_rate:.2f} vs x1")
+
+
+if __name__ == "__main__":
+    main()
