@@ -241,9 +241,10 @@ class ProgramRunner:
         if overlay_answer is None:
             raise Rejected("witness_not_sufficient")
         n_rows = sum(len(w.rows) for w in witness)
+        # Fewest rows: when k rows lift the eligible units from 5-k to exactly 5,
+        # each row adds one unit and none can go (counting argument); otherwise
+        # drop each row in turn and require the gap to come back.
         if not (overlay_units == MIN_UNITS and n_rows == MIN_UNITS - (twin_units or 0)):
-            # Counting argument otherwise: k rows lifted the units from 5-k to
-            # exactly 5, so each row adds one unit and none can go.
             self._check_minimal(witness, twin_sql)
         questions = spec.questions
         phr = self.rng.randrange(len(questions))

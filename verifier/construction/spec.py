@@ -125,6 +125,10 @@ def parse_program(entry: dict[str, Any], where: str) -> ProgramSpec:
         witness.append(WitnessSpec(_need(w, "table", where), mode, tuple(w.get("key", ())), _need(w, "sql", where)))
     if not witness:
         raise RulesError(where, "needs at least one [[program.witness]]")
+    # DESIGN.md section 4 point 4: replacements for Value-level noise, inserts otherwise.
+    want = "replace" if noise == "value" else "insert"
+    if any(w.mode != want for w in witness):
+        raise RulesError(where, f"{noise}-level noise needs witness mode {want!r}")
     return ProgramSpec(
         name=name, intent=intent, scope=scope, noise=noise, track=track, params=params, vary=vary,
         candidates=_need(entry, "candidates", where), reference=_need(entry, "reference", where),
