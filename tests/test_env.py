@@ -72,9 +72,8 @@ def test_hidden_leaks_detects_leaks(demo_tasks: list) -> None:
     assert hidden_leaks("nothing to see " + noise.question, noise) == []
 
 
-def test_sql_step_records_what_the_agent_saw(env: EHREnv, demo_db: Path) -> None:
-    task = env.task or None
-    env.reset(task) if task else None
+def test_sql_step_records_what_the_agent_saw(env: EHREnv, demo_db: Path, demo_tasks: list) -> None:
+    env.reset(demo_tasks[0])
     sql = "SELECT patientid, admissionid, admission_time FROM admissions ORDER BY admissionid LIMIT 60"
     obs, reward, term, trunc, info = env.step({"kind": "sql", "code": sql})
     step = env.steps[-1]

@@ -56,9 +56,10 @@ def wrong_scope_lookup(task: Task) -> tuple[str, dict[str, Any]] | None:
 
     Patient-level tasks: another patient's admission/stay (columns named as
     the task's identifier keys). Tasks bounded by no patient, admission or
-    stay (population): the least frequent other value of a scope column that
-    the witness rows carry (e.g. another ICD code), so the rescoped query
-    still shows a gap but filters the witness rows out.
+    stay (population): the least frequent other value of a column the
+    reference SQL filters on with one of the task's bounds (preferably a
+    value the witness rows carry, e.g. the ICD code), so the rescoped query
+    filters the witness rows out.
 
     Returns:
         ``(lookup_sql, {column: old value})`` or ``None`` when nothing can be swapped.
@@ -73,24 +74,70 @@ def wrong_scope_lookup(task: Task) -> tuple[str, dict[str, Any]] | None:
             cond = f"{key} <> {int(scope[key])}"
         sql = f"SELECT {', '.join(cols)} FROM {table} WHERE {cond} AND {key} IS NOT NULL ORDER BY {key} LIMIT 1"
         return sql, {k: scope[k] for k in cols}
+    return _population_lookup(task)
+
+
+def _has_column(table: str, column: str) -> bool:
+    from ..schema_map import table_by_name
+
+    try:
+        table_by_name(table).column(column)
+    except KeyError:
+        return False
+    return True
+
+
+def _filtered_columns(sql: str) -> list[tuple[str, str, str, bool]]:
+    """``(table, column, literal text, is_string)`` of every ``column = literal`` filter in ``sql``.
+
+    The column's table is its qualifier's table, else the first table of the
+    query (CTE names excluded) whose schema has that column.
+    """
+    tree = sqlglot.parse_one(sql, read="duckdb")
+    ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
+    tables = [t for t in tree.find_all(exp.Table) if t.name not in ctes]
+    alias = {t.alias_or_name: t.name for t in tables}
+    out: list[tuple[str, str, str, bool]] = []
+    for eq in tree.find_all(exp.EQ):
+        col, lit = eq.this, eq.expression
+        if isinstance(lit, exp.Column) and isinstance(col, exp.Literal):
+            col, lit = lit, col
+        if not (isinstance(col, exp.Column) and isinstance(lit, exp.Literal)):
+            continue
+        table = alias.get(col.table) if col.table else None
+        if table is None:
+            table = next((t.name for t in tables if _has_column(t.name, col.name)), None)
+        if table is not None:
+            out.append((table, col.name, lit.this, lit.is_string))
+    return out
+
+
+def _population_lookup(task: Task) -> tuple[str, dict[str, Any]] | None:
+    """Swap one filter literal that bounds the task (a code, a type, an item) for another value.
+
+    Prefers a literal the witness rows carry (swapping it filters them out),
+    then the bound named last in the task's parameters.
+    """
     bounds: dict[str, Any] = {}
     if task.reference.unmet_requirement is not None:
         bounds.update(task.reference.unmet_requirement.scope)
     for k, v in task.params.items():
         bounds.setdefault(k, v)
-    for wt in task.reference.witness:
-        row = wt.rows[0]
-        keys = [k for k in bounds if k in row and row[k] == bounds[k] and "version" not in k]
-        keys.sort(key=lambda k: not isinstance(bounds[k], str))  # codes before numbers
-        for key in keys:
-            try:
-                others = [f"{c} = {_sql_literal(bounds[c])}" for c in bounds if c in row and c != key and row[c] == bounds[c]]
-                cond = " AND ".join([f"{key} <> {_sql_literal(bounds[key])}", f"{key} IS NOT NULL", *others])
-            except TypeError:
-                continue
-            sql = f"SELECT {key} FROM {wt.table} WHERE {cond} GROUP BY {key} ORDER BY count(*), {key} LIMIT 1"
-            return sql, {key: bounds[key]}
-    return None
+    wanted = {str(v): i for i, (k, v) in enumerate(bounds.items()) if "version" not in k and v is not None}
+    in_witness = {str(v) for wt in task.reference.witness for row in wt.rows for v in row.values() if v is not None}
+    try:
+        filters = _filtered_columns(task.reference.sql)
+    except sqlglot.errors.ParseError:
+        return None
+    candidates = [f for f in filters if f[2] in wanted]
+    if not candidates:
+        return None
+    candidates.sort(key=lambda f: (f[2] not in in_witness, -wanted[f[2]]))
+    table, column, value, is_string = candidates[0]
+    lit = _sql_literal(value) if is_string else value
+    sql = (f"SELECT {column} FROM {table} WHERE {column} <> {lit} AND {column} IS NOT NULL "
+           f"GROUP BY {column} ORDER BY count(*), {column} LIMIT 1")
+    return sql, {column: value}
 
 
 def rescope(sql: str, old: dict[str, Any], new: dict[str, Any]) -> str:
