@@ -57,7 +57,7 @@ def test_verdicts(tsk: Task, response: str, reasons: list[R]) -> None:
 
 def test_details_say_what_was_compared() -> None:
     v = verify(traj("<answer>5.2 mEq/L</answer><reasoning>[step 2]</reasoning>"), K)
-    assert v.details["parse"] == {"format": "tags", "answer": "5.2 mEq/L", "citations": [2]}
+    assert v.details["parse"] == {"format": "tags", "answer": "5.2 mEq/L"}
     match = v.details["match"]
     assert match["reference"] == "5.2 mmol/L" and match["submitted"] == "5.2 mEq/L"
     assert match["bridge"] == "potassium: valence 1" and "rule" in match

@@ -78,7 +78,8 @@ class ParsedResponse(NamedTuple):
             none was found.
         reasoning: the Reasoning text (``""`` when absent).
         abstained: the Answer is a NULL spelling (see module docstring).
-        citations: cited step indices (1-based, sorted, unique), from
+        citations: (property, computed on access) cited step indices
+            (1-based, sorted, unique, a new list each time), from
             ``[step N]`` forms in the Answer or Reasoning.
         error: why the response is unparseable, else ``None``.
         format: ``tags``, ``json`` or ``sections`` (``""`` when unparseable).
@@ -89,10 +90,14 @@ class ParsedResponse(NamedTuple):
     answer_text: str
     reasoning: str = ""
     abstained: bool = False
-    citations: list[int] = []  # noqa: RUF012 - never mutated; every constructor passes a fresh list
     error: str | None = None
     format: str = ""
     answer_json: Any = None
+
+    @property
+    def citations(self) -> list[int]:
+        """Cited step indices (computed on access; Clean scoring never needs them)."""
+        return _citations(self.answer_text, self.reasoning)
 
     @property
     def ok(self) -> bool:
@@ -265,9 +270,9 @@ def parse(text: str) -> ParsedResponse:
         A :class:`ParsedResponse`; ``error`` says why when no Answer was found.
     """
     if not isinstance(text, str):
-        return ParsedResponse("", "", False, [], f"final response is {type(text).__name__}, not text")
+        return ParsedResponse("", "", False, f"final response is {type(text).__name__}, not text")
     if not text.strip():
-        return ParsedResponse("", "", False, [], "empty final response")
+        return ParsedResponse("", "", False, "empty final response")
     fmt, answer_json, answer, reasoning = "", None, None, ""
     if "<" in text and "answer" in (low := text.lower()) and _HAS_TAG.search(low):
         answer, reasoning = _from_tags(text, low)
@@ -279,7 +284,7 @@ def parse(text: str) -> ParsedResponse:
             _, value, reasoning = got
             fmt = "json"
             if value is None:
-                return ParsedResponse("NULL", reasoning, True, _citations(reasoning), None, fmt, None)
+                return ParsedResponse("NULL", reasoning, True, None, fmt, None)
             answer_json = value
             answer = value if isinstance(value, str) else json.dumps(value)
     if answer is None:
@@ -289,15 +294,15 @@ def parse(text: str) -> ParsedResponse:
             fmt = "sections"
     if answer is None:
         return ParsedResponse(
-            "", "", False, [],
+            "", "", False,
             "no Answer found (expected <answer>...</answer>, an 'Answer:' section, "
             "or a JSON object with an 'answer' key)",
         )
     answer = _clean(answer)
     if not answer:
-        return ParsedResponse("", reasoning, False, [], "the Answer is empty", fmt)
+        return ParsedResponse("", reasoning, False, "the Answer is empty", fmt)
     abstained = is_null_answer(answer)
-    return ParsedResponse(answer, reasoning, abstained, _citations(answer, reasoning), None, fmt, answer_json)
+    return ParsedResponse(answer, reasoning, abstained, None, fmt, answer_json)
 
 
 class _CallableModule(type(__import__("sys"))):

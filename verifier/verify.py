@@ -86,10 +86,12 @@ def _verdict(task: Task, traj: Trajectory, abstained: bool, reasons: list[Reason
     return v
 
 
-def _parse_details(parsed: ParsedResponse) -> dict[str, Any]:
+def _parse_details(parsed: ParsedResponse, citations: bool = False) -> dict[str, Any]:
     d: dict[str, Any] = {"format": parsed.format, "answer": parsed.answer_text[:500]}
-    if parsed.citations:
-        d["citations"] = parsed.citations
+    if citations:  # Noise only: Clean scoring does not use them (saves the scan on the hot path)
+        cited = parsed.citations
+        if cited:
+            d["citations"] = cited
     if parsed.error:
         d["error"] = parsed.error
     return d
@@ -107,7 +109,7 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
 
 
 def _verify_noise(task: Task, traj: Trajectory, parsed: ParsedResponse, config: VerifyConfig) -> Verdict:
-    pd = _parse_details(parsed)
+    pd = _parse_details(parsed, citations=True)
     if parsed.error:
         return _verdict(task, traj, False, [ReasonCode.UNPARSEABLE_RESPONSE], {"parse": pd})
     try:
