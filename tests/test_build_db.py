@@ -90,8 +90,16 @@ def source_samples(mimic_dir: Path) -> dict[str, tuple[int, dict[int, list[str]]
 
 
 @pytest.fixture(scope="session")
-def demo_con(demo_db: Path):
-    con = duckdb.connect(str(demo_db), read_only=True)
+def demo_con(demo_db: Path, tmp_path_factory: pytest.TempPathFactory):
+    """Read-only connection to a private copy of the session demo database.
+
+    DuckDB refuses a second connection to the same file with a different
+    configuration in one process, and other tests hold demo_db open with
+    sqlsafe's locked-down config; a copy keeps both sides independent.
+    """
+    copy = tmp_path_factory.mktemp("demo_copy") / "demo.duckdb"
+    shutil.copyfile(demo_db, copy)
+    con = duckdb.connect(str(copy), read_only=True)
     yield con
     con.close()
 

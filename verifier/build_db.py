@@ -51,7 +51,7 @@ def derived_columns() -> dict[str, tuple[str, str, str]]:
     """Derived columns from ``rules/schema.toml`` ``[[derived]]``: name -> (table, type, description).
 
     Raises:
-        RulesError: the admission age entry is missing or malformed.
+        RulesError: the admission age entry is missing or malformed, or another derived column is declared.
     """
     out: dict[str, tuple[str, str, str]] = {}
     for i, d in enumerate(load_toml("schema.toml").get("derived", [])):
@@ -59,8 +59,8 @@ def derived_columns() -> dict[str, tuple[str, str, str]]:
             out[d["name"]] = (d["table"], d["type"], d["description"])
         except KeyError as exc:
             raise RulesError(rules_path("schema.toml"), f"derived[{i}] lacks {exc}") from exc
-    if ADMISSION_AGE not in out:
-        raise RulesError(rules_path("schema.toml"), f"[[derived]] entry {ADMISSION_AGE!r} missing")
+    if set(out) != {ADMISSION_AGE}:  # the builder computes exactly one derived column (ADMISSION_AGE_SQL)
+        raise RulesError(rules_path("schema.toml"), f"[[derived]] must hold exactly {ADMISSION_AGE!r}, has {sorted(out)}")
     return out
 
 
