@@ -79,6 +79,7 @@ _WORD_NUMBERS = {
         "sixteen seventeen eighteen nineteen twenty".split()
     )
 }
+_COUNT_FAST = re.compile(r"^\s*(\d{1,3}(?:,\d{3})+|\d+)(?:\s+[A-Za-z][A-Za-z ]*)?\.?\s*$")
 _COUNT_WORD = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
 _MD_EMPH = re.compile(r"(\*\*|__|`+)")
 
@@ -321,6 +322,9 @@ def extract_count(text: str) -> int | None:
 
     A non-integral first number returns ``None`` (a count must be whole).
     """
+    m = _COUNT_FAST.match(text)
+    if m is not None:  # fast path: "12", "1,204 patients"
+        return int(m[1].replace(",", ""))
     nums = extract_numbers(text)
     if nums:
         v = nums[0].value
