@@ -209,3 +209,19 @@ def test_oracle_passes_constructed_tasks(demo_tasks, demo_db):
     noise_ok = sum(ok for _, ok, _ in results["noise"])
     # >= 95 %: the verifier's small-cell check may flag a number in a drug name
     assert noise_ok >= 0.95 * len(results["noise"]), [r for r in results["noise"] if not r[1]]
+
+
+def test_cli_make_tasks(synth_db, tmp_path):
+    from typer.testing import CliRunner
+
+    from verifier.cli import app
+    from verifier.contract import load_tasks
+
+    out = tmp_path / "tasks.jsonl"
+    res = CliRunner().invoke(app, ["make-tasks", "--db", str(synth_db), "--out", str(out), "--pairs", "12", "--seed", "1"])
+    assert res.exit_code == 0, res.output
+    assert "Pairs kept" in res.output and "Rejected candidates" in res.output
+    tasks = load_tasks(out)
+    assert 0 < len(tasks) <= 24
+    bad = CliRunner().invoke(app, ["make-tasks", "--db", str(tmp_path / "missing.duckdb"), "--out", str(out)])
+    assert bad.exit_code == 2 and "missing.duckdb" in "".join(bad.output.split())

@@ -132,17 +132,23 @@ def make_tasks_cmd(
     out: Path = typer.Option(..., "--out", help="JSONL file to write, one Task per line."),
     seed: int = typer.Option(0, "--seed", help="Seed of candidate order, phrasings and splits."),
     pairs: Optional[int] = typer.Option(None, "--pairs", help="At most this many Clean-Noise pairs (default: all programs' quotas)."),
+    rewrite_url: Optional[str] = typer.Option(None, "--rewrite-url", help="Optional: OpenAI-compatible endpoint to reword questions (off by default)."),
+    rewrite_model: str = typer.Option("rewriter", "--rewrite-model", help="Model name for --rewrite-url."),
 ) -> None:
     """Build verified Clean-Noise task pairs from the database and write them as JSONL."""
     from .construction import make_tasks, print_summary, write_tasks
+    from .construction.rewrite import RewriteConfig
     from .errors import VerifierError
 
+    rewrite = RewriteConfig(base_url=rewrite_url, model=rewrite_model) if rewrite_url else None
     try:
-        tasks, report = make_tasks(db, seed=seed, pairs=pairs, progress=True)
+        tasks, report = make_tasks(db, seed=seed, pairs=pairs, progress=True, rewrite=rewrite)
     except VerifierError as exc:
         _fail(exc)
     n = write_tasks(tasks, out)
     print_summary(report, console)
+    if report.rewrites:
+        console.print(f"rewriting: {report.rewrites}")
     console.print(f"wrote {n} tasks ({report.pairs} pairs) to {out}")
 
 

@@ -82,9 +82,10 @@ def print_summary(report: ConstructionReport, console: Console) -> None:
         split, track = key.split("|")
         s.add_row(split, track, str(n))
     console.print(s)
-    r = Table(title=f"Rejected candidates ({sum(report.rejections.values())} of {report.candidates}); "
-                    f"{report.dropped_for_balance} verified pairs left out to balance the test split; "
-                    f"{report.skipped_for_split} candidates skipped for the patient split")
+    r = Table(title="Rejected candidates by reason", min_width=60,
+              caption=f"{sum(report.rejections.values())} of {report.candidates} candidates rejected; "
+                      f"{report.dropped_for_balance} verified pairs left out to balance the test split; "
+                      f"{report.skipped_for_split} candidates skipped for the patient split")
     r.add_column("reason")
     r.add_column("count", justify="right")
     for reason, n in sorted(report.rejections.items(), key=lambda kv: (-kv[1], kv[0])):
