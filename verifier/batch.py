@@ -59,8 +59,9 @@ Record = dict[str, Any]
 #: A scorer: ``(trajectory, task, config) -> Verdict``; must be a module-level function (picklable).
 Scorer = Callable[[Trajectory, Task, VerifyConfig], Verdict]
 
-#: Items per chunk sent to a worker.
-DEFAULT_CHUNK_SIZE = 16
+#: Items per chunk sent to a worker: one GRPO group of 8 keeps a task's samples (and
+#: their shared evidence queries) on one worker while balancing the workers' load.
+DEFAULT_CHUNK_SIZE = 8
 #: Evidence-query results cached per worker.
 DEFAULT_CACHE_ENTRIES = 8192
 _JSON_SEPARATORS = (",", ":")
