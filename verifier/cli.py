@@ -7,6 +7,7 @@ inside the command so that ``ehr-verifier --help`` stays fast.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -19,7 +20,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(stderr=False)
+#: Piped output (CI logs, files) gets 120 columns so report tables are not cut to rich's default 80.
+console = Console() if sys.stdout.isatty() else Console(width=120)
 err_console = Console(stderr=True)
 
 #: Default location of the real MIMIC-IV demo (overridden by --mimic-dir or $MIMIC_DEMO_DIR).

@@ -1,17 +1,25 @@
 """The main job on the embedded default: ``ehr-verifier demo``.
 
-Generates the synthetic default hospital (``verifier.synthetic``), builds it into
-DuckDB with :func:`verifier.build_db.build_database` and prints the per-table
-summary and the planted gaps. Works from any directory: nothing is read from the
-current folder and everything is written under ``workdir`` (or a temporary
-folder removed at the end). Later issues extend it with tasks, rollouts and scores.
+The whole gym, end to end, on the synthetic default hospital:
+
+1. generate the hospital (``verifier.synthetic``) in the MIMIC-IV CSV layout;
+2. build it into DuckDB (:func:`verifier.build_db.build_database`), print the
+   per-table summary and the planted gaps;
+3. construct verified Clean-Noise task pairs (:func:`verifier.construction.make_tasks`);
+4. roll out the oracle and the baselines that must fail in known ways
+   (``verifier.agents``) in the environment loop;
+5. score every agent's trajectories with ``verify_batch`` and print the report
+   table (success on Clean and Noise, by noise type, reason codes by condition).
+
+Works from any directory: nothing is read from the current folder and
+everything is written under ``workdir`` (or a temporary folder removed at the end).
 """
 
 from __future__ import annotations
 
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -23,6 +31,8 @@ from .synthetic import generate_hospital, read_gaps
 DB_NAME = "hospital.duckdb"
 #: Name of the generated MIMIC-IV folder inside the work folder.
 HOSPITAL_DIR = "hospital"
+#: Reference agents the demo rolls out, in report order.
+DEMO_AGENTS = ("oracle", "always-null", "answer-anyway", "wrong-scope", "fabricator")
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,8 @@ class DemoResult:
         kept: False when a temporary folder was used and has been removed.
         report: the :class:`verifier.build_db.BuildReport`.
         gap_counts: planted gaps per kind (record, value, query, population, feature).
+        tasks: number of tasks constructed (Clean and Noise).
+        summaries: ``{agent: summary}`` as computed by :func:`verifier.metrics.summarize`.
     """
 
     hospital_dir: Path
@@ -42,6 +54,8 @@ class DemoResult:
     kept: bool
     report: object
     gap_counts: dict[str, int]
+    tasks: int = 0
+    summaries: dict = field(default_factory=dict)
 
 
 def run_demo(workdir: str | Path | None = None, seed: int = 0, console: Console | None = None) -> DemoResult:
@@ -65,7 +79,7 @@ def run_demo(workdir: str | Path | None = None, seed: int = 0, console: Console 
         with tempfile.TemporaryDirectory(prefix="ehr-verifier-demo-") as tmp:
             result = _run(Path(tmp), seed, console)
         console.print("[dim](temporary folder removed; pass --workdir DIR to keep the files)[/]")
-        return DemoResult(result.hospital_dir, result.db_path, False, result.report, result.gap_counts)
+        return replace(result, kept=False)
     return _run(Path(workdir), seed, console)
 
 
@@ -80,4 +94,30 @@ def _run(work: Path, seed: int, console: Console) -> DemoResult:
     counts = dict(sorted(Counter(g.kind for g in gaps).items()))
     console.print("planted gaps: " + ", ".join(f"{k} {v}" for k, v in counts.items())
                   + f" (listed in {hospital / 'gaps.json'})")
-    return DemoResult(hospital, db, True, report, counts)
+    n_tasks, summaries = _tasks_rollouts_scores(work, db, seed, console)
+    return DemoResult(hospital, db, True, report, counts, n_tasks, summaries)
+
+
+def _tasks_rollouts_scores(work: Path, db: Path, seed: int, console: Console) -> tuple[int, dict]:
+    """Steps 3-5: construct tasks, roll out the reference agents, score and report."""
+    from .construction import make_tasks
+    from .construction.make import write_tasks
+    from .construction.report import print_summary as print_construction
+    from .env.rollout import rollout
+    from .report import score_agents
+
+    tasks, creport = make_tasks(db, seed=seed)
+    tasks_path = work / "tasks.jsonl"
+    write_tasks(tasks, tasks_path)
+    print_construction(creport, console)
+    console.print(f"wrote {len(tasks)} tasks to {tasks_path}")
+    rollouts = work / "rollouts"
+    rollouts.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    for agent in DEMO_AGENTS:
+        paths[agent] = rollouts / f"{agent}.trajectories.jsonl"
+        done = rollout(agent, tasks, db, paths[agent])
+        console.print(f"rolled out {agent}: {done.episodes} episodes in {done.seconds:.1f} s -> {paths[agent]}")
+    summaries = score_agents(tasks, paths, db, console=console, out_dir=work / "scores", details=True)
+    console.print(f"verdicts, summary.json and report.png per agent in {work / 'scores'}")
+    return len(tasks), summaries
