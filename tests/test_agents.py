@@ -111,7 +111,8 @@ def test_wrong_scope_rewrites_the_scope_literals(demo_tasks: list) -> None:
         lookup = wrong_scope_lookup(task)
         assert lookup is not None, task.task_id
         _sql, old = lookup
-        assert old and all(k in task.reference.unmet_requirement.scope or k in task.params for k in old)
+        bounds = {str(v) for v in [*task.reference.unmet_requirement.scope.values(), *task.params.values()]}
+        assert old and all(str(v) in bounds for v in old.values()), (task.task_id, old)
         moved = rescope(task.reference.sql, old, {k: 77777777 for k in old})
         assert moved != task.reference.sql and "77777777" in moved
 
