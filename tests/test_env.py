@@ -187,3 +187,22 @@ def test_rollout_rejects_bad_arguments(demo_db: Path, demo_tasks: list, tmp_path
         rollout("oracle", demo_tasks[:1], demo_db, tmp_path / "x.jsonl", k=0)
     with pytest.raises(InputError):
         rollout("oracle", demo_tasks[:1] * 2, demo_db, tmp_path / "x.jsonl")
+
+
+def test_sql_run_from_python_counts_as_evidence(env: EHREnv, demo_tasks: list) -> None:
+    """The SQL a Python step ran is recorded, so an abstention can cite that step."""
+    from verifier.agents import tagged_response
+    from verifier.agents.reference_agents import abstention_reasoning
+
+    by_type = {}
+    for t in demo_tasks:
+        if t.condition == "noise":
+            by_type.setdefault(t.noise_type, t)
+    assert set(by_type) == {"record", "value", "query"}
+    for task in by_type.values():
+        env.reset(task)
+        env.step({"kind": "python", "code": f"r = db.sql({task.reference.sql!r})\nprint(r)"})
+        assert env.steps[0].sql == [task.reference.sql]
+        obs, reward, term, trunc, info = env.step(
+            {"kind": "submit", "text": tagged_response("NULL", abstention_reasoning(task, [1]))})
+        assert reward == 1.0, (task.task_id, info["verdict"].reasons, info["verdict"].details.get("evidence"))
