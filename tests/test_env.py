@@ -206,3 +206,23 @@ def test_sql_run_from_python_counts_as_evidence(env: EHREnv, demo_tasks: list) -
         obs, reward, term, trunc, info = env.step(
             {"kind": "submit", "text": tagged_response("NULL", abstention_reasoning(task, [1]))})
         assert reward == 1.0, (task.task_id, info["verdict"].reasons, info["verdict"].details.get("evidence"))
+
+
+def test_rollout_command(demo_db: Path, demo_tasks: list, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from verifier.cli import app
+    from verifier.contract import write_jsonl
+
+    tasks = _one_per_cell(demo_tasks)[:2]
+    tasks_file, out = tmp_path / "tasks.jsonl", tmp_path / "traj.jsonl"
+    write_jsonl(tasks_file, tasks)
+    args = ["rollout", "--agent", "oracle", "--tasks", str(tasks_file), "--db", str(demo_db), "--out", str(out), "-k", "2"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "4 episodes run, 0 already" in res.output
+    assert len(list(read_jsonl(out, Trajectory))) == 4
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0 and "0 episodes run, 4 already" in res.output
+    bad = CliRunner().invoke(app, [*args[:2], "nobody", *args[3:]])
+    assert bad.exit_code == 2 and "unknown agent" in bad.output
