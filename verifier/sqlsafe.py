@@ -314,13 +314,24 @@ def check_read_only(sql: str, dialect: str = "duckdb") -> str:
 def open_readonly(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     """Open the clinical database for untrusted reads.
 
+    The file is ATTACHed ``READ_ONLY`` to a fresh in-memory DuckDB instance,
+    under its usual catalog name (the file stem, as ``duckdb.connect(path)``
+    would name it) and made the default database; then external access is
+    disabled and the configuration locked. Going through ATTACH rather than
+    ``duckdb.connect(path, config=...)`` keeps this connection out of DuckDB's
+    per-process instance cache, so other code in the process may still open
+    the same file with its own settings (DuckDB refuses two configurations of
+    one cached instance), and a forked worker never reuses an instance
+    inherited from its parent.
+
     Args:
         db_path: an existing DuckDB file.
 
     Returns:
-        A connection opened ``read_only=True`` with ``READONLY_CONFIG``
-        (external access disabled, extension auto-install/auto-load off,
-        configuration locked so SQL cannot undo any of it).
+        A connection whose only database is the file, read-only, with
+        ``READONLY_CONFIG`` in force (external access disabled, extension
+        auto-install/auto-load off, configuration locked so SQL cannot undo
+        any of it).
 
     Raises:
         SourceDataError: the file does not exist or DuckDB cannot open it.
@@ -328,10 +339,22 @@ def open_readonly(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     path = Path(db_path)
     if not path.is_file():
         raise SourceDataError(path, "DuckDB database file not found")
+    alias = path.stem if _IDENT.fullmatch(path.stem) and path.stem.lower() not in _RESERVED_CATALOGS else "db"
+    setup = {k: v for k, v in READONLY_CONFIG.items() if k not in ("enable_external_access", "lock_configuration")}
+    con = duckdb.connect(":memory:", config=setup)
     try:
-        return duckdb.connect(str(path), read_only=True, config=dict(READONLY_CONFIG))
+        con.execute(f"ATTACH '{path.as_posix().replace(chr(39), chr(39) * 2)}' AS \"{alias}\" (READ_ONLY)")
+        con.execute(f'USE "{alias}"')
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
     except duckdb.Error as exc:
+        con.close()
         raise SourceDataError(path, f"cannot open read-only: {exc}") from exc
+    return con
+
+
+#: Catalog names DuckDB reserves (a file with such a stem is attached as ``db``).
+_RESERVED_CATALOGS = frozenset({"memory", "system", "temp", "main", "information_schema", "pg_catalog"})
 
 
 _local = threading.local()
