@@ -140,3 +140,63 @@ def test_key_terms_may_be_stems() -> None:
     assert check_reasoning("No readmission within 14 days.", _req("14 days", "readmi"))[0]
     assert check_reasoning("The patient was never readmitted.", _req("readmi"))[0]
     assert not check_reasoning("The patient was never admitted again.", _req("readmi"))[0]
+
+
+# Numbers inside names the task gives (a medication with its strength, an id in a key term)
+# are not counts or aggregates; true disclosures next to them are still found.
+READI_CAT = "Readi-Cat 2 (Barium Sulfate 2% Suspension)"
+READI_Q = ("In how many admissions was Readi-Cat 2 (Barium Sulfate 2% Suspension) administered after the "
+           "first abnormal PTT result (lab item 51275) of that admission?")
+ENTITY_SAFE = [
+    (f"Fewer than five admissions have {READI_CAT} administered after their first abnormal PTT [step 1].", 3, READI_Q, [READI_CAT]),
+    (f"fewer than 5 admissions received readi-cat 2 (barium sulfate 2% suspension) after the abnormal PTT", 3, "", [READI_CAT]),
+    ("Readi-Cat 2, i.e. Barium Sulfate 2% Suspension, was never given after the first abnormal PTT.", 2, "", []),
+    ("No admission got Dextrose 50% after the hypoglycaemia; too few to report.", 2, "", []),
+    ("0.9% Sodium Chloride was not administered within the window.", 3, "", []),
+    ("Potassium Chloride 20 mEq tablets were given before, not after, the result.", 4, "", []),
+    ("Lidocaine 1% injection is charted for fewer than five stays.", 1, "", []),
+    ("The question asks about a 2% rise; fewer than five patients qualify.", 2, "Did creatinine rise by 2% ...?", []),
+    ("Too few admissions have Heparin 5,000 Unit (order 2) recorded.", 2, "", ["Heparin 5,000 Unit (order 2)"]),
+]
+ENTITY_DISCLOSES = [
+    (f"Only 3 admissions have {READI_CAT} administered after the abnormal PTT.", 3, READI_Q, [READI_CAT]),
+    (f"{READI_CAT} was given after the abnormal PTT in 2 admissions.", 2, READI_Q, [READI_CAT]),
+    (f"The mean dose of {READI_CAT} was 450 mL across the cohort.", 3, READI_Q, [READI_CAT]),
+    (f"About 60% of admissions got {READI_CAT}.", 3, READI_Q, [READI_CAT]),
+    ("The mean dose was 40 mg.", 2, "", []),
+    ("Dextrose 50% was given to 2 patients.", 2, "", []),
+    ("n=2 admissions received 0.9% Sodium Chloride.", 2, "", []),
+    ("The average of the 3 values was 4.2.", 3, "", []),
+    # a 'name' that states the count itself cannot hide it
+    ("3 patients received it.", 3, "", ["3 patients"]),
+]
+
+
+@pytest.mark.parametrize("text,n,question,entities", ENTITY_SAFE)
+def test_numbers_in_given_names_and_drug_strengths_disclose_nothing(text: str, n: int, question: str, entities: list[str]) -> None:
+    assert disclosure(text, n, given=question, entities=entities) == [], text
+
+
+@pytest.mark.parametrize("text,n,question,entities", ENTITY_DISCLOSES)
+def test_disclosures_next_to_given_names_are_found(text: str, n: int, question: str, entities: list[str]) -> None:
+    assert disclosure(text, n, given=question, entities=entities), text
+
+
+_DRUG_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=9).map(str.capitalize)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 4), brand=_DRUG_WORD, salt=_DRUG_WORD, version=st.integers(1, 99),
+       strength=st.sampled_from(["2%", "0.9%", "50%", "10 mg", "20 mEq", "5 mL"]),
+       form=st.sampled_from(["Suspension", "Solution", "Injection", "Tablet", "Cream"]),
+       safe=st.sampled_from([t for t, _ in SAFE]), claim=st.booleans(), words=st.booleans())
+def test_a_given_drug_name_never_discloses_and_never_hides_a_count(
+        n: int, brand: str, salt: str, version: int, strength: str, form: str, safe: str, claim: bool, words: bool) -> None:
+    name = f"{brand} {version} ({salt} {strength} {form})"
+    task = _pop_task(n)
+    task = task.model_copy(update={"params": {"medication": name}})
+    reasoning = f"{safe} No {name} was given after the abnormal result."
+    if claim:
+        reasoning += f" It was given to {NUMBER_WORDS[n] if words else n} patients."
+    disclosed, details = check_small_cell(task, "NULL", reasoning)
+    assert disclosed is claim, details
