@@ -396,6 +396,28 @@ def test_time_limit_scores_failed_and_connection_survives(synth_db: Path) -> Non
     assert con_before.execute("SELECT 1").fetchall() == [(1,)]
 
 
+def test_memory_hungry_query_scores_failed_and_connections_survive(db: Path) -> None:
+    """A query needing more than the memory limit fails as a query (on the read-only
+    connection and on the witness overlay instance alike); verification goes on."""
+    task = _task()
+    con = thread_connection(db)
+    number, unit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0].split()
+    limit_bytes = float(number) * 1024 ** ["KiB", "MiB", "GiB", "TiB"].index(unit) * 1024
+    heavy = f"SELECT max(length(s)) FROM (SELECT string_agg(repeat('y', 500), ',') AS s FROM range({int(6 * limit_bytes / 500)}))"
+    v = verify(_traj([(heavy, None)]), task, _cfg(db, query_time_limit_s=120))
+    assert [r.value for r in v.reasons] == ["EVIDENCE_QUERY_FAILED"], v.details
+    assert "memory" in v.details["evidence"]["queries"][0]["why"].lower()
+    ov = overlay_for(db, task.reference.witness)
+    assert ov.con.execute("SELECT current_setting('memory_limit')").fetchone() == con.execute(
+        "SELECT current_setting('memory_limit')").fetchone()
+    with pytest.raises(duckdb.Error, match="(?i)memory"):
+        ov.con.execute(heavy).fetchall()
+    assert ov.con.execute(GOOD).fetchall() == [(1,)]
+    assert thread_connection(db) is con
+    assert _reasons(db, _traj([(heavy, None), (GOOD, None)])) == []  # a failed attempt, then good evidence
+    assert con.execute("SELECT 1").fetchall() == [(1,)]
+
+
 # ------------------------------------------------------------ invariances (hypothesis)
 _SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from verifier.errors import InputError, SourceDataError, UnsafeQueryError
 from verifier.sqlsafe import (
+    RESOURCE_CONFIG,
     QueryFailed,
     QueryTimeout,
     check_read_only,
@@ -214,6 +215,39 @@ def test_long_query_is_interrupted_and_connection_reused(small_db: Path) -> None
     elapsed = time.monotonic() - start
     assert elapsed < 10, f"interrupt took {elapsed:.1f}s"
     assert info.value.time_limit_s == 0.5
+    res = run_query(con, "SELECT count(*) FROM patients", time_limit_s=5, row_cap=10)
+    assert res.rows == [(100,)]
+
+
+def memory_hungry_query(con: duckdb.DuckDBPyConnection) -> str:
+    """A read that builds one string about three times the connection's memory limit."""
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    number, unit = limit.split()
+    scale = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}[unit]
+    rows = int(3 * float(number) * scale / 1000)
+    return f"SELECT max(length(s)) FROM (SELECT string_agg(repeat('x', 1000), ',') AS s FROM range({rows}))"
+
+
+def test_readonly_connection_has_resource_limits(small_db: Path) -> None:
+    con = open_readonly(small_db)
+    settings_now = dict(con.execute(
+        "SELECT name, value FROM duckdb_settings() WHERE name IN ('memory_limit', 'threads', 'temp_directory')").fetchall())
+    assert settings_now["threads"] == str(RESOURCE_CONFIG["threads"])
+    assert settings_now["temp_directory"] == ""
+    reference = duckdb.connect(":memory:", config={"memory_limit": RESOURCE_CONFIG["memory_limit"]})
+    assert settings_now["memory_limit"] == reference.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    reference.close()
+    with pytest.raises(duckdb.Error):  # locked: SQL cannot raise its own limit
+        con.execute("SET memory_limit = '100GB'")
+    con.close()
+
+
+def test_memory_hungry_query_fails_cleanly_and_connection_reused(small_db: Path) -> None:
+    con = thread_connection(small_db)
+    with pytest.raises(QueryFailed) as info:
+        run_query(con, memory_hungry_query(con), time_limit_s=120, row_cap=10)
+    assert "memory" in info.value.message.lower()
+    assert not isinstance(info.value, QueryTimeout)
     res = run_query(con, "SELECT count(*) FROM patients", time_limit_s=5, row_cap=10)
     assert res.rows == [(100,)]
 

@@ -60,6 +60,25 @@ READONLY_CONFIG: dict[str, Any] = {
     "lock_configuration": True,
 }
 
+#: Resource limits of every DuckDB instance that runs untrusted SQL (read-only
+#: connections here, witness overlays in ``verifier.witness``), set when the
+#: instance is created, before ``lock_configuration``, so SQL cannot raise them.
+#: ``memory_limit`` bounds DuckDB's buffer manager: a query needing more fails
+#: with DuckDB's out-of-memory error (``QueryFailed``) and the connection stays
+#: usable; ``temp_directory = ''`` means nothing is spilled to disk (the
+#: verifier writes no files), ``threads`` caps each instance's thread pool.
+#: Overridable per process with the environment variables
+#: ``EHR_VERIFIER_DUCKDB_MEMORY`` (DuckDB size text, e.g. "2GB") and
+#: ``EHR_VERIFIER_DUCKDB_THREADS``. Source: DuckDB configuration reference
+#: (``memory_limit``, ``threads``, ``temp_directory``) and its guide
+#: "Out-of-memory errors" (memory_limit covers the buffer manager only, so
+#: keep it well below the machine's memory).
+RESOURCE_CONFIG: dict[str, Any] = {
+    "memory_limit": os.environ.get("EHR_VERIFIER_DUCKDB_MEMORY", "1GB"),
+    "threads": int(os.environ.get("EHR_VERIFIER_DUCKDB_THREADS", "2")),
+    "temp_directory": "",
+}
+
 # ---------------------------------------------------------------- rule tables
 #: Statement roots that only read.
 _ROOTS: tuple[type[exp.Expression], ...] = (
@@ -331,7 +350,8 @@ def open_readonly(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
         A connection whose only database is the file, read-only, with
         ``READONLY_CONFIG`` in force (external access disabled, extension
         auto-install/auto-load off, configuration locked so SQL cannot undo
-        any of it).
+        any of it) and ``RESOURCE_CONFIG`` (memory limit, no spilling to disk,
+        a small thread pool).
 
     Raises:
         SourceDataError: the file does not exist or DuckDB cannot open it.
@@ -341,6 +361,7 @@ def open_readonly(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
         raise SourceDataError(path, "DuckDB database file not found")
     alias = path.stem if _IDENT.fullmatch(path.stem) and path.stem.lower() not in _RESERVED_CATALOGS else "db"
     setup = {k: v for k, v in READONLY_CONFIG.items() if k not in ("enable_external_access", "lock_configuration")}
+    setup.update(RESOURCE_CONFIG)
     con = duckdb.connect(":memory:", config=setup)
     try:
         con.execute(f"ATTACH '{path.as_posix().replace(chr(39), chr(39) * 2)}' AS \"{alias}\" (READ_ONLY)")
@@ -512,7 +533,8 @@ def run_query(
     Raises:
         UnsafeQueryError: the query was rejected (never executed).
         QueryTimeout: the time limit was reached (the connection stays usable).
-        QueryFailed: DuckDB raised an error; ``message`` is DuckDB's.
+        QueryFailed: DuckDB raised an error, including running out of the
+            connection's ``RESOURCE_CONFIG`` memory; ``message`` is DuckDB's.
         InputError: non-positive ``time_limit_s`` or ``row_cap``.
     """
     safe = check_read_only(sql, dialect)

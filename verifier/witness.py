@@ -60,14 +60,15 @@ from .config import DisplayConfig
 from .errors import InputError, SourceDataError
 from .evidence import canon_rows
 from .render import visible_rows
-from .sqlsafe import QueryResult, resolved_path
+from .sqlsafe import RESOURCE_CONFIG, QueryResult, resolved_path
 from .task import WitnessTable
 
 BASE_ALIAS = "__base"
 
 _OVERLAY_CONFIG: dict[str, Any] = {
-    # one in-memory instance per thread (overlays are its cursors): keep its thread pool small
-    "threads": 2,
+    # one in-memory instance per thread (overlays are its cursors): memory limit, no spilling,
+    # small thread pool (sqlsafe.RESOURCE_CONFIG), set before the configuration is locked
+    **RESOURCE_CONFIG,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
     "allow_community_extensions": False,
