@@ -332,9 +332,19 @@ def test_demo_command_runs_from_any_directory(tmp_path: Path) -> None:
     cwd.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("MIMIC_DEMO_DIR", "MIMIC_DEMO_MEDS")}
     proc = subprocess.run(_cli() + ["demo", "--workdir", "work", "--seed", "0"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr
     assert "31 tables, 343 columns" in proc.stdout
+    # the main job runs the whole gym: tasks, rollouts of every reference agent, scores
+    assert "Agents compared" in proc.stdout
+    rows = {line.split("│")[1].strip(): line for line in proc.stdout.splitlines() if line.startswith("│")}
+    for agent in ("oracle", "always-null", "answer-anyway", "wrong-scope", "fabricator"):
+        assert agent in rows, f"no report row for {agent}"
+    assert rows["oracle"].count("100.0%") >= 2, rows["oracle"]
+    for agent, reason in (("always-null", "NO_EVIDENCE"), ("answer-anyway", "ANSWERED_NOISE")):
+        assert reason in rows[agent], rows[agent]
+    assert (cwd / "work" / "tasks.jsonl").is_file()
+    assert (cwd / "work" / "scores" / "oracle" / "summary.json").is_file()
     db = cwd / "work" / "hospital.duckdb"
     with duckdb.connect(str(db), read_only=True) as c:
         assert c.execute("SELECT count(*) FROM patients").fetchone()[0] == 50
