@@ -38,18 +38,15 @@ except _metadata.PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0+source"
 
 
+# ``verify`` and ``parse`` are both submodules and functions: importing them here, after
+# ``__version__``, binds the package attributes to the functions for good (a later
+# ``import verifier.verify`` finds the module in sys.modules and does not rebind).
+from .parse import parse  # noqa: E402
+from .verify import verify  # noqa: E402
+
+
 def __getattr__(name: str) -> Any:
-    # Lazy: keep ``import verifier`` light (pint registry, duckdb load on first use).
-    if name == "verify":
-        from .verify import verify
-
-        globals()["verify"] = verify  # the submodule import bound the module here; rebind the function
-        return verify
-    if name == "parse":
-        from .parse import parse
-
-        globals()["parse"] = parse
-        return parse
+    # Lazy: batch scoring pulls in process pools and the query cache only when used.
     if name == "verify_batch":
         from .batch import verify_batch
 

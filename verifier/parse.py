@@ -303,14 +303,3 @@ def parse(text: str) -> ParsedResponse:
         return ParsedResponse("", reasoning, False, "the Answer is empty", fmt)
     abstained = is_null_answer(answer)
     return ParsedResponse(answer, reasoning, abstained, None, fmt, answer_json)
-
-
-class _CallableModule(type(__import__("sys"))):
-    """Lets ``verifier.parse(text)`` work even when ``verifier.parse`` is bound to
-    this module (it is, once any code imports ``verifier.parse`` as a module)."""
-
-    def __call__(self, text: str) -> ParsedResponse:
-        return parse(text)
-
-
-__import__("sys").modules[__name__].__class__ = _CallableModule

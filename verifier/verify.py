@@ -161,14 +161,3 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
             tsk, traj, False, [ReasonCode.VERIFIER_ERROR],
             {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)},
         )
-
-
-class _CallableModule(type(__import__("sys"))):
-    """Lets ``verifier.verify(...)`` work even when ``verifier.verify`` is bound to
-    this module (it is, once any code imports ``verifier.verify`` as a module)."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Verdict:
-        return verify(*args, **kwargs)
-
-
-__import__("sys").modules[__name__].__class__ = _CallableModule
