@@ -66,7 +66,11 @@ READONLY_CONFIG: dict[str, Any] = {
 #: ``memory_limit`` bounds DuckDB's buffer manager: a query needing more fails
 #: with DuckDB's out-of-memory error (``QueryFailed``) and the connection stays
 #: usable; ``temp_directory = ''`` means nothing is spilled to disk (the
-#: verifier writes no files), ``threads`` caps each instance's thread pool.
+#: verifier writes no files), ``threads = 1``: batch scoring runs in parallel
+#: across worker processes, and a single thread keeps results of queries without
+#: ORDER BY deterministic (with 2 threads, ``SELECT * FROM t LIMIT 5`` on a
+#: witness overlay's UNION ALL view returned different rows from run to run,
+#: so the same trajectory could get different verdicts).
 #: Overridable per process with the environment variables
 #: ``EHR_VERIFIER_DUCKDB_MEMORY`` (DuckDB size text, e.g. "2GB") and
 #: ``EHR_VERIFIER_DUCKDB_THREADS``. Source: DuckDB configuration reference
@@ -75,7 +79,7 @@ READONLY_CONFIG: dict[str, Any] = {
 #: keep it well below the machine's memory).
 RESOURCE_CONFIG: dict[str, Any] = {
     "memory_limit": os.environ.get("EHR_VERIFIER_DUCKDB_MEMORY", "1GB"),
-    "threads": int(os.environ.get("EHR_VERIFIER_DUCKDB_THREADS", "2")),
+    "threads": int(os.environ.get("EHR_VERIFIER_DUCKDB_THREADS", "1")),
     "temp_directory": "",
 }
 
@@ -263,6 +267,44 @@ def _walk_checks(sql: str, root: exp.Expression) -> None:
             name = _func_name(node)
             if _denied(name):
                 raise UnsafeQueryError(sql, f"function {name}() reads files, secrets or settings, or runs SQL; not allowed")
+
+
+def token_key(sql: str, dialect: str = "duckdb") -> tuple[tuple[str, str], ...] | None:
+    """The token stream sqlglot's parser would see for ``sql``, as a hashable key.
+
+    Each token is ``(type, text)``: keyword tokens (whose text is the keyword
+    itself, e.g. ``SELECT``, ``GROUP BY``) are lower-cased with whitespace
+    collapsed; every other token (identifiers, quoted or not, strings,
+    numbers, operators) keeps its exact text. Comments and whitespace are not
+    tokens. Two texts with the same key parse to the same tree (comments
+    aside), so ``parse_checked`` accepts both or neither and renders the same
+    DuckDB SQL up to comments: callers may share an accepted query's analysis
+    between them (``verifier.noise`` does). Costs about a fifth of a parse.
+
+    Args:
+        sql: query text in ``dialect``.
+        dialect: one of ``DIALECTS``.
+
+    Returns:
+        The key (a tuple of ``(str, str)`` pairs), or ``None`` when sqlglot
+        cannot tokenize the text or the dialect is unknown.
+    """
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        tokens = Dialect.get_or_raise(dialect).tokenize(sql)
+    except Exception:  # noqa: BLE001 - no key: the caller analyses the text itself
+        return None
+    out = []
+    for tok in tokens:
+        kind = tok.token_type.name
+        text = " ".join(tok.text.split())
+        if text.upper().replace(" ", "_") == kind:
+            text = text.lower()
+        else:
+            text = tok.text
+        out.append((kind, text))
+    return tuple(out)
 
 
 def parse_checked(sql: str, dialect: str = "duckdb") -> tuple[str, exp.Expression]:
