@@ -93,3 +93,16 @@ def test_install_and_active_are_process_wide_and_restorable():
     finally:
         install(previous)
     assert active() is previous
+
+
+def test_lru_keeps_the_most_recently_used_entries():
+    from verifier.query_cache import LRU
+
+    lru: LRU[str, int] = LRU(2)
+    lru.put("a", 1)
+    lru.put("b", 2)
+    assert lru.get("a") == 1  # "a" becomes the most recent
+    lru.put("c", 3)
+    assert (lru.get("a"), lru.get("b"), lru.get("c"), len(lru)) == (1, None, 3, 2)
+    with pytest.raises(ValueError):
+        LRU(0)

@@ -216,3 +216,26 @@ def test_an_honest_render_always_matches(rows: list[tuple], max_rows: int) -> No
     shuffled = list(reversed(rows))
     ok2, why2 = output_matches(_sql_step(render_result(res.columns, shuffled, DisplayConfig(max_rows=len(rows) or 1))), res)
     assert ok2, why2
+
+
+_ROWS = st.lists(st.tuples(st.integers(0, 5), st.one_of(st.none(), st.sampled_from([0, 1.5, "x", "2150-01-01"]))), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(base=_ROWS, over=_ROWS, recorded=_ROWS, displays=st.lists(st.integers(1, 14), min_size=1, max_size=4),
+       threshold=st.sampled_from([None, 5]))
+def test_memoised_comparisons_equal_fresh_ones(base: list, over: list, recorded: list, displays: list[int], threshold: int | None) -> None:
+    """Batch scoring memoises canonical rows, renders and base/overlay comparisons on the
+    (shared, cached) result objects: every answer equals the one computed on fresh copies,
+    whatever display limits and thresholds are asked for in turn."""
+    from verifier.witness import compare
+
+    cols = ["a", "b"]
+    shared_base, shared_over = QueryResult(columns=cols, rows=base), QueryResult(columns=cols, rows=over)
+    step = _sql_step(render_result(cols, recorded), columns=cols, rows=[list(r) for r in recorded])
+    for max_rows in displays + displays:
+        d = DisplayConfig(max_rows=max_rows)
+        fresh_base, fresh_over = QueryResult(columns=cols, rows=list(base)), QueryResult(columns=cols, rows=list(over))
+        assert compare(shared_base, shared_over, d, small_cell_threshold=threshold) == compare(
+            fresh_base, fresh_over, d, small_cell_threshold=threshold)
+        assert output_matches(step, shared_base, d) == output_matches(step, QueryResult(columns=cols, rows=list(base)), d)

@@ -20,8 +20,10 @@ from verifier.sqlsafe import (
     QueryTimeout,
     check_read_only,
     open_readonly,
+    parse_checked,
     run_query,
     thread_connection,
+    token_key,
 )
 
 
@@ -328,3 +330,49 @@ def test_time_limit_in_a_forked_worker(small_db: Path) -> None:
         assert q.get(timeout=60) == [(7,)]
     finally:
         p.join(10)
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("select a from t where x = 'Q'", "SELECT a\n  FROM t -- note\n WHERE x = 'Q'"),
+        ("select a, count(*) from t group by a order by a", "SELECT a, count(*) FROM t GROUP\n  BY a ORDER  BY a /* c */"),
+    ],
+)
+def test_cosmetic_variants_share_a_token_key_and_a_tree(a: str, b: str) -> None:
+    assert token_key(a) == token_key(b) is not None
+    assert parse_checked(a)[1] == parse_checked(b)[1]
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("select a from t", "select A from t"),      # identifier text is kept (output column names)
+        ('select "a" from t', "select a from t"),    # quoted vs bare
+        ("select a from t where x = 'Q'", "select a from t where x = 'q'"),
+        ("select a from t limit 5", "select a from t limit 50"),
+    ],
+)
+def test_different_texts_get_different_token_keys(a: str, b: str) -> None:
+    assert token_key(a) != token_key(b)
+
+
+@settings(max_examples=100, deadline=None)
+@given(sql=st.sampled_from([
+           "select patientid, count(*) as n from lab_events where itemid = 50971 group by patientid order by n desc limit 3",
+           "with x as (select * from admissions) select count(*) from x join patients on x.patientid = patients.patientid",
+       ]),
+       upper=st.lists(st.booleans(), min_size=12, max_size=12), breaks=st.lists(st.booleans(), min_size=40, max_size=40),
+       comment=st.booleans())
+def test_keyword_case_whitespace_and_comments_never_change_the_analysis(sql: str, upper: list[bool], breaks: list[bool], comment: bool) -> None:
+    words = ["select", "from", "where", "group by", "order by", "as", "with", "join", "on", "limit", "desc", "count"]
+    variant = sql
+    for w, up in zip(words, upper):
+        if up and w != "count":
+            variant = variant.replace(f"{w} ", f"{w.upper()} ")
+    parts = variant.split(" ")
+    variant = "".join(p + ("\n   " if brk else " ") for p, brk in zip(parts, breaks + [False] * len(parts))).strip()
+    if comment:
+        variant += " -- why"
+    assert token_key(variant) == token_key(sql)
+    assert parse_checked(variant)[1] == parse_checked(sql)[1]

@@ -47,14 +47,16 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Sequence
+from functools import lru_cache
+from typing import Any, Callable, Hashable, Iterable, Literal, Sequence, TypeVar
 
 from .config import DisplayConfig
-from .render import format_cell, render_result
+from .render import format_cell, render_result, visible_rows
 from .sqlsafe import QueryResult
 from .trajectory import Step, Trajectory
 
 Origin = Literal["sql", "python_recorded", "python_ast"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -284,6 +286,56 @@ def canon_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[Any, ...]]:
     return [tuple(canon_cell(v) for v in row) for row in rows]
 
 
+def memo_on(obj: Any, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()``, memoised on ``obj`` itself under ``key``.
+
+    For values derived from a ``QueryResult`` (frozen, and shared through the
+    batch query cache, so one result object serves every GRPO sample of a
+    task): the memo lives and dies with the object, so it can never be
+    served for another result. ``compute`` must be a pure function of ``obj``
+    (and of what ``key`` names).
+    """
+    memo = obj.__dict__.get("_memo")
+    if memo is None:
+        memo = obj.__dict__["_memo"] = {}
+    try:
+        return memo[key]
+    except KeyError:
+        value = memo[key] = compute()
+        return value
+
+
+def result_canon(result: QueryResult) -> list[tuple[Any, ...]]:
+    """``canon_rows(result.rows)``, memoised on ``result`` (callers must not mutate it)."""
+    return memo_on(result, "canon", lambda: canon_rows(result.rows))
+
+
+def display_key(display: DisplayConfig | None) -> Hashable:
+    """A hashable identity of the display limits (``None``: the defaults)."""
+    return None if display is None else tuple(sorted(display.model_dump().items()))
+
+
+def visible_canon(result: QueryResult, display: DisplayConfig | None) -> list[tuple[Any, ...]]:
+    """``canon_rows(visible_rows(...))`` of ``result`` under ``display``, memoised on ``result``."""
+    return memo_on(result, ("visible", display_key(display)),
+                   lambda: canon_rows(visible_rows(result.rows, result.columns, display)))
+
+
+@lru_cache(maxsize=4096)
+def _canon_recorded(rows: tuple[tuple[Any, ...], ...]) -> list[tuple[Any, ...]]:
+    return canon_rows(rows)
+
+
+def _recorded_canon(rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    """``canon_rows`` of a step's recorded rows, memoised by content (GRPO samples
+    of a task record the same rows). Cells that compare equal canonicalise to
+    equal values, so sharing an entry between equal keys changes no comparison."""
+    try:
+        return _canon_recorded(tuple(tuple(r) for r in rows))
+    except TypeError:  # an unhashable cell (a list from a foreign trajectory)
+        return canon_rows(rows)
+
+
 # ---------------------------------------------------------------- fabrication
 _FOOTER = re.compile(r"\((\d+) rows?(?:, showing first (\d+))?\)")
 _EMPTY_CLAIM = re.compile(
@@ -304,13 +356,13 @@ def _match_structured(step: Step, result: QueryResult) -> tuple[bool, str]:
     cols = [c.lower() for c in step.columns or []]
     if cols != [c.lower() for c in result.columns]:
         return False, f"recorded columns {step.columns} differ from re-executed {result.columns}"
-    recorded = canon_rows(step.rows or [])
-    actual = canon_rows(result.rows)
+    recorded = _recorded_canon(step.rows or [])
+    actual = result_canon(result)
     if result.truncated:
         # both sides stopped at a row cap: which rows came first is not defined
         ok = len(recorded) >= len(actual)
         return ok, ("both results reach the row cap" if ok else f"recorded {len(recorded)} rows; the database has more than {len(actual)}")
-    if Counter(recorded) == Counter(actual):
+    if Counter(recorded) == memo_on(result, "counter", lambda: Counter(actual)):
         return True, f"same {len(actual)} rows"
     return False, f"recorded {len(recorded)} rows differ from the {len(actual)} re-executed rows"
 
@@ -339,7 +391,7 @@ def _match_rendered(text: str, result: QueryResult) -> tuple[bool, str]:
         )
         ok = not (Counter(shown) - actual_lines)
     else:
-        ok = _sub_multiset(cells, canon_rows(result.rows))
+        ok = _sub_multiset(cells, result_canon(result))
     return ok, ("shown rows are rows of the re-executed result" if ok else "shown rows are not produced by the database")
 
 
@@ -404,7 +456,7 @@ def output_matches(step: Step, result: QueryResult, display: DisplayConfig | Non
     text = _OBS_TAIL.sub("", _OBS_HEAD.sub("", step.output or "")).strip("\n")
     if not text.strip():
         return True, "no recorded output to compare"
-    if text == render_result(result.columns, result.rows, display):
+    if text == memo_on(result, ("render", display_key(display)), lambda: render_result(result.columns, result.rows, display)):
         return True, "recorded output equals the re-rendered result"
     if _FOOTER.fullmatch(text.rstrip().splitlines()[-1].strip()):
         return _match_rendered(text, result)

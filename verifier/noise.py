@@ -52,12 +52,12 @@ from sqlglot import exp
 
 from .config import VerifyConfig
 from .errors import InputError, UnsafeQueryError
-from .evidence import EvidenceQuery, canon_rows, extract_evidence, output_matches
+from .evidence import EvidenceQuery, extract_evidence, output_matches, visible_canon
 from .reasons import ReasonCode
 from .reasoning_check import check_reasoning
-from .render import visible_rows
 from .small_cell import check_small_cell, rules as small_cell_rules
-from .sqlsafe import QueryFailed, QueryResult, execute_checked, parse_checked, thread_connection
+from . import query_cache
+from .sqlsafe import QueryFailed, QueryResult, execute_checked, parse_checked, thread_connection, token_key
 from .task import Task
 from .trajectory import Trajectory
 from .witness import compare, for_overlay, overlay_for, tables_read
@@ -88,11 +88,32 @@ _VOLATILE_NAMES = frozenset({"now", "random", "uuid", "gen_random_uuid", "get_cu
                              "today", "current_localtime", "current_localtimestamp", "epoch_ms_now", "nextval", "currval"})
 
 
+Analysis = tuple[str, frozenset[str] | None, bool]
+
+#: Analyses of accepted queries, keyed by ``sqlsafe.token_key`` (bounded LRU): texts that
+#: differ only in keyword case, whitespace or comments share one sqlglot parse.
+_BY_TOKENS: "query_cache.LRU[tuple[str, tuple[tuple[str, str], ...]], Analysis]" = query_cache.LRU(65536)
+
+
 @lru_cache(maxsize=65536)
-def _analyse(sql: str, dialect: str) -> tuple[str, frozenset[str] | None, bool]:
+def _analyse(sql: str, dialect: str) -> Analysis:
     """Checked DuckDB SQL, the tables it reads (``None``: introspection) and whether
-    it is volatile; memoised: the same agent queries recur across samples of a task.
-    Raises ``UnsafeQueryError``."""
+    it is volatile; memoised per raw text, and per token stream
+    (``sqlsafe.token_key``) for accepted queries, so cosmetic variants of one
+    query (GRPO samples of a task) are parsed once. A rejected query is always
+    analysed from its own text (its reason quotes it). Raises ``UnsafeQueryError``."""
+    key = token_key(sql, dialect)
+    if key is not None:
+        found = _BY_TOKENS.get((dialect, key))
+        if found is not None:
+            return found
+    result = _analyse_text(sql, dialect)
+    if key is not None:
+        _BY_TOKENS.put((dialect, key), result)
+    return result
+
+
+def _analyse_text(sql: str, dialect: str) -> Analysis:
     safe, tree = parse_checked(sql, dialect)
     read = tables_read(tree)
     volatile = any(
@@ -134,7 +155,7 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
             return rec
     witness = task.reference.witness
     if not witness:
-        visible = canon_rows(visible_rows(base.rows, base.columns, config.display))
+        visible = visible_canon(base, config.display)
         gap = not visible or any(_empty_cell(v) for row in visible for v in row)
         rec.update(status="qualifies" if gap else "no_gap",
                    why="no witness rows: " + ("the base result shows an absence or empty value" if gap else "the base result shows no absence"))

@@ -23,9 +23,11 @@ import re
 import threading
 from collections import OrderedDict
 from functools import lru_cache
-from typing import Callable, Hashable, TypeVar
+from typing import Callable, Generic, Hashable, TypeVar
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 _WS = re.compile(r"\s+")
 
@@ -65,6 +67,43 @@ def normalize_sql(sql: str, dialect: str = "duckdb") -> str:
             kind = "VAR"
         parts.append(f"{kind}:{tok.text!r}" if "STRING" in kind else f"{kind}:{tok.text.lower()!r}")
     return " ".join(parts)
+
+
+class LRU(Generic[K, V]):
+    """A bounded, thread-safe least-recently-used map (memoisation of pure functions).
+
+    Args:
+        max_entries: entries kept at most (least recently used dropped first).
+
+    Raises:
+        ValueError: ``max_entries`` < 1.
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        if max_entries < 1:
+            raise ValueError(f"max_entries must be >= 1, got {max_entries}")
+        self.max_entries = max_entries
+        self._data: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        """The value stored for ``key`` (marked recently used), or ``None``."""
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        """Store ``value`` for ``key``, dropping the least recently used entries beyond the bound."""
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.max_entries:
+                self._data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._data)
 
 
 class QueryCache:

@@ -272,9 +272,10 @@ def _walk_checks(sql: str, root: exp.Expression) -> None:
 def token_key(sql: str, dialect: str = "duckdb") -> tuple[tuple[str, str], ...] | None:
     """The token stream sqlglot's parser would see for ``sql``, as a hashable key.
 
-    Each token is ``(type, text)``: keyword tokens (whose text is the keyword
-    itself, e.g. ``SELECT``, ``GROUP BY``) are lower-cased with whitespace
-    collapsed; every other token (identifiers, quoted or not, strings,
+    Each token is ``(type, text)``: keyword tokens (whose text, upper-cased with
+    whitespace collapsed, is the dialect tokenizer's keyword for that token
+    type, e.g. ``select``, ``AS``, ``group  by``) are lower-cased with
+    whitespace collapsed; every other token (identifiers, quoted or not, strings,
     numbers, operators) keeps its exact text. Comments and whitespace are not
     tokens. Two texts with the same key parse to the same tree (comments
     aside), so ``parse_checked`` accepts both or neither and renders the same
@@ -292,18 +293,18 @@ def token_key(sql: str, dialect: str = "duckdb") -> tuple[tuple[str, str], ...] 
     from sqlglot.dialects.dialect import Dialect
 
     try:
-        tokens = Dialect.get_or_raise(dialect).tokenize(sql)
+        d = Dialect.get_or_raise(dialect)
+        tokens = d.tokenize(sql)
     except Exception:  # noqa: BLE001 - no key: the caller analyses the text itself
         return None
+    keywords = d.tokenizer_class.KEYWORDS
     out = []
     for tok in tokens:
-        kind = tok.token_type.name
-        text = " ".join(tok.text.split())
-        if text.upper().replace(" ", "_") == kind:
-            text = text.lower()
+        text = " ".join(tok.text.split()).upper()
+        if keywords.get(text) is tok.token_type:  # the keyword itself ("AS", "group  by")
+            out.append((tok.token_type.name, text.lower()))
         else:
-            text = tok.text
-        out.append((kind, text))
+            out.append((tok.token_type.name, tok.text))
     return tuple(out)
 
 

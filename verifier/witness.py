@@ -58,8 +58,7 @@ from sqlglot import exp
 
 from .config import DisplayConfig
 from .errors import InputError, SourceDataError
-from .evidence import canon_rows
-from .render import visible_rows
+from .evidence import display_key, memo_on, result_canon, visible_canon
 from .sqlsafe import RESOURCE_CONFIG, QueryResult, resolved_path
 from .task import WitnessTable
 
@@ -335,10 +334,17 @@ def compare(
     Returns:
         A ``Sensitivity``; the rule is in the module docstring.
     """
-    vb = canon_rows(visible_rows(base.rows, base.columns, display))
-    vo = canon_rows(visible_rows(over.rows, over.columns, display))
-    new = list((Counter(vo) - Counter(canon_rows(base.rows))).elements())
-    gone = list((Counter(vb) - Counter(canon_rows(over.rows))).elements())
+    # memoised on the (cached, shared) result objects: the samples of a GRPO group
+    # compare the same base and overlay results
+    return memo_on(base, ("compare", id(over), display_key(display), small_cell_threshold),
+                   lambda: (over, _compare(base, over, display, small_cell_threshold)))[1]
+
+
+def _compare(base: QueryResult, over: QueryResult, display: DisplayConfig | None, small_cell_threshold: int | None) -> Sensitivity:
+    vb = visible_canon(base, display)
+    vo = visible_canon(over, display)
+    new = list((Counter(vo) - Counter(result_canon(base))).elements())
+    gone = list((Counter(vb) - Counter(result_canon(over))).elements())
     if not new and not gone:
         return Sensitivity(False, False, "the visible result is the same with the witness rows: the query cannot see them")
     if not vb:
