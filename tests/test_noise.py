@@ -377,6 +377,35 @@ def test_query_cache_keeps_verdicts(db: Path) -> None:
     assert cache.hits >= 2  # the second query normalises to the first (base and overlay)
 
 
+def test_overlay_is_built_only_when_its_result_is_not_cached(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batch scoring looks the overlay result up before building the overlay: with the
+    thread's overlays dropped, a cached result gives the same verdict and builds nothing;
+    a miss builds it again; an invalid witness is still an input error."""
+    from verifier import query_cache, witness
+
+    task = _task()
+    cache = query_cache.QueryCache()
+    previous = query_cache.install(cache)
+    try:
+        first = verify(_traj([(GOOD, None)]), task, _cfg(db))
+        for ov in witness._local.overlays.values():
+            ov.close()
+        witness._local.overlays.clear()
+        built: list[Any] = []
+        real = witness.Overlay
+        monkeypatch.setattr(witness, "Overlay", lambda *a: built.append(a) or real(*a))
+        again = verify(_traj([(GOOD, None)]), task, _cfg(db))
+        assert again.model_dump() == first.model_dump() and built == []
+        verify(_traj([(f"SELECT itemid FROM lab_events WHERE admissionid = {ADM}", None)]), task, _cfg(db))
+        assert len(built) == 1
+        bad = Task.model_validate({**task.model_dump(), "task_id": "bad"})
+        bad.reference.witness = [WitnessTable(table="no_such_table", rows=[{"x": 1}])]
+        with pytest.raises(InputError):
+            witness.overlay_shape(db, bad.reference.witness)
+    finally:
+        query_cache.install(previous)
+
+
 def test_time_limit_scores_failed_and_connection_survives(synth_db: Path) -> None:
     """Acceptance: a query that would run for minutes is stopped within its limit, scored
     as a failed query, and the next verification proceeds on the same connection."""

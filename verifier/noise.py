@@ -60,7 +60,7 @@ from . import query_cache
 from .sqlsafe import QueryFailed, QueryResult, execute_checked, parse_checked, thread_connection, token_key
 from .task import Task
 from .trajectory import Trajectory
-from .witness import compare, for_overlay, overlay_for, tables_read
+from .witness import compare, for_overlay, overlay_for, overlay_shape, tables_read
 
 #: Per-query status -> reason code, in reporting order.
 STATUS_CODES: dict[str, ReasonCode] = {
@@ -163,14 +163,15 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
     if read is None:
         rec.update(status="not_sensitive", why="schema introspection cannot see witness rows")
         return rec
-    overlay = overlay_for(db, witness)
-    if not read & overlay.tables:
-        rec.update(status="not_sensitive", why=f"reads {sorted(read) or 'no table'}, none of the witnessed tables {sorted(overlay.tables)}")
+    # the overlay's shape first; the overlay itself only if its result is not cached
+    overlay_key, overlay_tables, base_catalog = overlay_shape(db, witness)
+    if not read & overlay_tables:
+        rec.update(status="not_sensitive", why=f"reads {sorted(read) or 'no table'}, none of the witnessed tables {sorted(overlay_tables)}")
         return rec
-    over_sql = for_overlay(safe, overlay.base_catalog)
+    over_sql = for_overlay(safe, base_catalog)
     try:
-        over = _cached(("overlay", str(db), overlay.key), over_sql, cap,
-                       lambda: execute_checked(overlay.con, over_sql, time_limit_s=limit, row_cap=cap))
+        over = _cached(("overlay", str(db), overlay_key), over_sql, cap,
+                       lambda: execute_checked(overlay_for(db, witness).con, over_sql, time_limit_s=limit, row_cap=cap))
     except QueryFailed as exc:
         rec.update(status="failed", why=f"on the witness overlay: {exc.message}")
         return rec

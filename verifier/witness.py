@@ -75,7 +75,27 @@ _OVERLAY_CONFIG: dict[str, Any] = {
 
 
 def witness_key(witness: Sequence[WitnessTable]) -> str:
-    """A stable hash (hex, 16 chars) of the witness rows, for caching overlays and results."""
+    """A stable hash (hex, 16 chars) of the witness rows, for caching overlays and results.
+
+    Memoised per list object (a task's ``reference.witness``, which scoring
+    never mutates; the memo holds the list, so its identity cannot be reused).
+    """
+    if isinstance(witness, list):
+        found = _KEYS.get(id(witness))
+        if found is not None and found[0] is witness:
+            return found[1]
+        key = _witness_key(witness)
+        if len(_KEYS) >= 4096:
+            _KEYS.clear()
+        _KEYS[id(witness)] = (witness, key)
+        return key
+    return _witness_key(witness)
+
+
+_KEYS: dict[int, tuple[list[WitnessTable], str]] = {}
+
+
+def _witness_key(witness: Sequence[WitnessTable]) -> str:
     payload = json.dumps([w.model_dump(mode="json") for w in witness], sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -208,6 +228,30 @@ def _shared_instance(path: Path) -> tuple[duckdb.DuckDBPyConnection, dict[str, l
 OVERLAYS_PER_THREAD = 16
 
 
+def overlay_shape(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable]) -> tuple[str, frozenset[str], str]:
+    """``(key, tables, base_catalog)`` of the overlay for (``db_path``, ``witness``),
+    without keeping it built: known once any thread of this process has built
+    (and so validated) it; otherwise the calling thread's overlay is built.
+
+    Lets callers consult cached overlay results before they need the overlay
+    itself (``overlay_for``), which is then built lazily, on a cache miss.
+
+    Raises:
+        as ``Overlay`` (when it has to be built).
+    """
+    key = witness_key(witness)
+    shape_key = (os.getpid(), resolved_path(str(db_path)), key)
+    found = _SHAPES.get(shape_key)
+    if found is None:
+        ov = overlay_for(db_path, witness)
+        found = (ov.key, ov.tables, ov.base_catalog)
+    return found
+
+
+#: (pid, path, witness key) -> overlay shape, for every overlay this process built.
+_SHAPES: dict[tuple[int, str, str], tuple[str, frozenset[str], str]] = {}
+
+
 def overlay_for(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable]) -> Overlay:
     """The calling thread's overlay for (``db_path``, ``witness``), built once and reused.
 
@@ -226,6 +270,9 @@ def overlay_for(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable]
         cache.move_to_end(key)
         return ov
     ov = cache[key] = Overlay(db_path, witness)
+    if len(_SHAPES) >= 65536:
+        _SHAPES.clear()
+    _SHAPES[key] = (ov.key, ov.tables, ov.base_catalog)
     while len(cache) > OVERLAYS_PER_THREAD:
         _, old = cache.popitem(last=False)
         old.close()
