@@ -15,7 +15,9 @@ For every candidate row (see ``spec.py``) the engine:
 A candidate failing a check is counted under the check's reason and dropped:
 ``reference_sql_failed``, ``clean_unsupported``, ``clean_small_cell``,
 ``twin_not_one_condition``, ``twin_answerable_on_base``, ``witness_sql_failed``,
-``witness_empty``, ``witness_does_not_load``, ``witness_not_sufficient``,
+``witness_empty``, ``witness_fill_empty`` (a Value-level fill of 0, False or
+empty text, which the verifier's gap check cannot tell from a missing value),
+``witness_does_not_load``, ``witness_not_sufficient``,
 ``witness_not_minimal``, ``twin_question_identical``, ``answer_not_typed``,
 ``units_sql_failed``; a program whose candidate SQL fails on the database
 (e.g. a table the synthetic hospital lacks) counts ``candidates_sql_failed``.
@@ -93,6 +95,26 @@ def analyte_key(label: str | None) -> str | None:
     if not label:
         return None
     return _analyte_index().get(label.strip().lower())
+
+
+def fill_is_empty(value: Any) -> bool:
+    """Whether a witness fill value reads as empty: 0, False, blank text or
+    text spelling zero (``"0"``, ``"0.0"``). Such a fill is indistinguishable
+    from a missing value by the verifier's gap check (``verifier.witness``),
+    and is not a clinically plausible value. Source: issue 5 (oracle run)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float, Decimal)):
+        return value == 0
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return True
+        try:
+            return float(text) == 0
+        except ValueError:
+            return False
+    return False
 
 
 def _policy(spec: ProgramSpec, ctx: dict[str, Any], answer: Any) -> AnswerPolicy:
@@ -229,6 +251,7 @@ class ProgramRunner:
             raise Rejected("twin_answerable_on_base")
         wctx = dict(twin_ctx, units=twin_units or 0, need=MIN_UNITS - (twin_units or 0))
         witness = self._witness(wctx)
+        self._check_fills(witness)
         overlay_units = None
         try:
             with self.ov.applied(witness):
@@ -284,6 +307,25 @@ class ProgramRunner:
             out.append(WitnessTable(table=w.table, mode=w.mode, key=list(w.key),
                                     rows=[{c: jsonable(v) for c, v in zip(cols, r)} for r in rows]))
         return out
+
+    def _check_fills(self, witness: list[WitnessTable]) -> None:
+        """Reject a replacement whose filled field (a column that differs from
+        the base row with the same key) is empty by the verifier's gap rule.
+
+        Raises:
+            Rejected: ``witness_fill_empty``.
+        """
+        for w in witness:
+            if w.mode != "replace":
+                continue
+            where = " AND ".join(f'"{k}" IS NOT DISTINCT FROM ?' for k in w.key)
+            for row in w.rows:
+                base = self.ov.base_row(w.table, where, [row[k] for k in w.key])
+                if base is None:
+                    continue
+                for col, val in row.items():
+                    if jsonable(base.get(col)) != val and val is not None and fill_is_empty(val):
+                        raise Rejected("witness_fill_empty")
 
     def _check_minimal(self, witness: list[WitnessTable], sql: str) -> None:
         if sum(len(w.rows) for w in witness) < 2:

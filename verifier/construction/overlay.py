@@ -80,6 +80,17 @@ class Overlay:
             self._cols[table] = [r[0] for r in self.con.execute(f'DESCRIBE base."{table}"').fetchall()]
         return self._cols[table]
 
+    def base_row(self, table: str, where: str, params: Sequence[Any]) -> dict[str, Any] | None:
+        """The first base row of ``table`` matching ``where`` (``?`` placeholders
+        bound to ``params``), as ``{column: value}``, or None.
+
+        Raises:
+            duckdb.Error: the condition fails.
+        """
+        cur = self.con.execute(f'SELECT * FROM base."{table}" WHERE {where} LIMIT 1', list(params))
+        row = cur.fetchone()
+        return None if row is None else dict(zip([d[0] for d in cur.description], row))
+
     @contextlib.contextmanager
     def applied(self, witness: Sequence[WitnessTable]) -> Iterator["Overlay"]:
         """Within the block, the views show base + ``witness``.
