@@ -309,27 +309,40 @@ def test_file_functions_never_pass(fn: str, path: str, wrap: str) -> None:
         check_read_only(wrap.format(f=f"{fn}('{path}')"))
 
 
-def _child_timeout(db: str, out: "object") -> None:
+_FORK_SCRIPT = """
+import multiprocessing, sys
+from verifier.sqlsafe import QueryTimeout, run_query, thread_connection
+
+def child(db, out):
     try:
         run_query(thread_connection(db), "SELECT count(*) FROM lab_events a, lab_events b", time_limit_s=0.3, row_cap=1)
-        out.put("no timeout")  # type: ignore[attr-defined]
+        out.put("no timeout")
     except QueryTimeout:
-        out.put(run_query(thread_connection(db), "SELECT 7", time_limit_s=5, row_cap=1).rows)  # type: ignore[attr-defined]
+        out.put(run_query(thread_connection(db), "SELECT 7", time_limit_s=5, row_cap=1).rows)
+
+db = sys.argv[1]
+run_query(thread_connection(db), "SELECT 1", time_limit_s=5, row_cap=1)  # parent's watchdog is running
+ctx = multiprocessing.get_context("fork")
+q = ctx.Queue()
+p = ctx.Process(target=child, args=(db, q))
+p.start()
+print(q.get(timeout=60))
+p.join(10)
+"""
 
 
 def test_time_limit_in_a_forked_worker(small_db: Path) -> None:
-    """Process pools fork after the parent used the watchdog: the child gets its own."""
-    import multiprocessing
+    """Process pools fork after the parent used the watchdog: the child gets its own.
 
-    run_query(thread_connection(small_db), "SELECT 1", time_limit_s=5, row_cap=1)  # parent's watchdog is running
-    ctx = multiprocessing.get_context("fork")
-    q = ctx.Queue()
-    p = ctx.Process(target=_child_timeout, args=(str(small_db), q))
-    p.start()
-    try:
-        assert q.get(timeout=60) == [(7,)]
-    finally:
-        p.join(10)
+    Runs in a fresh interpreter: forking the long-lived pytest process (which has
+    loaded Ray, inspect_ai and many DuckDB instances by then) is unsafe in itself.
+    """
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _FORK_SCRIPT, str(small_db)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == "[(7,)]"
 
 
 @pytest.mark.parametrize(

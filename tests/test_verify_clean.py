@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import pickle
+from multiprocessing import get_context
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
@@ -127,7 +128,8 @@ def test_same_verdict_in_threads_and_processes() -> None:
     serial = [_verify_json(p) for p in pairs]
     with ThreadPoolExecutor(8) as pool:
         assert list(pool.map(_verify_json, pairs)) == serial
-    with ProcessPoolExecutor(2) as pool:
+    # spawn: fresh interpreters (forking the long-lived pytest process is unsafe in itself)
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
         assert list(pool.map(_verify_json, pairs, chunksize=8)) == serial
 
 
