@@ -106,3 +106,14 @@ def test_lru_keeps_the_most_recently_used_entries():
     assert (lru.get("a"), lru.get("b"), lru.get("c"), len(lru)) == (1, None, 3, 2)
     with pytest.raises(ValueError):
         LRU(0)
+
+
+def test_worker_start_builds_the_unit_registry(monkeypatch):
+    """Lazily built rule registries are built when a worker starts, not inside its first batch."""
+    from verifier.batch import default_scorer, make_state
+    from verifier.config import VerifyConfig
+    from verifier.units import registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", None)
+    make_state({}, VerifyConfig(), default_scorer, None, 0)
+    assert registry._REGISTRY is not None

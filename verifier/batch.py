@@ -267,7 +267,26 @@ def make_state(tasks: Mapping[str, Task], config: VerifyConfig, scorer: Scorer, 
     cache = query_cache.QueryCache(cache_entries) if cache_entries > 0 else None
     state = WorkerState(tasks=tasks, config=config, scorer=scorer, item_time_limit_s=limit, cache=cache)
     _warm_connection(state)
+    _warm_registries()
     return state
+
+
+def _warm_registries() -> None:
+    """Build the scorer's lazily built, process-wide rule registries now, at worker start.
+
+    The pint unit registry (``verifier.units.registry``: UCUM plus
+    ``rules/units.txt``) costs about a second of CPU to build; built on first
+    use, it would land inside whichever batch first meets a quantity answer,
+    once per worker. Rule errors surface later, where scoring reports them.
+    """
+    try:
+        from .units.registry import get_registry
+    except ImportError:  # pragma: no cover - Clean scoring not installed
+        return
+    try:
+        get_registry()
+    except Exception:  # noqa: BLE001 - reported by the scorer on first use, with the item
+        pass
 
 
 def _init_worker(*init_args: Any) -> None:
