@@ -141,7 +141,8 @@ def test_incompatible_units() -> None:
     ref = QuantityAnswer(value=5.0, unit="mmol/L", decimals=1)
     assert m("5.0 mg/dL", ref).reasons == (R.INCOMPATIBLE_UNIT,)  # no analyte: mass vs molar
     assert m("5.0 mmHg", ref, P(analyte="glucose")).reasons == (R.INCOMPATIBLE_UNIT,)
-    assert m("5.0 TAB", ref, P(db_unit="mmol/L")).ok is True  # 'TAB' is no unit: read as a bare number
+    # unit-like text that does not parse is never "missing; accepted as the database unit" (QA loophole)
+    assert m("5.0 TAB", ref, P(db_unit="mmol/L")).reasons == (R.INCOMPATIBLE_UNIT,)
 
 
 def test_conversions_through_counts_and_enzymes() -> None:

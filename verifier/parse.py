@@ -23,6 +23,17 @@ Prose such as "insufficient data" or "cannot be determined" is deliberately
 NOT a NULL spelling: the task instructions ask for NULL, and guessing intent
 from prose would let hedged answers pass as abstentions on Noise tasks and be
 misread on Clean ones. ``NA`` is excluded because it is sodium's symbol.
+An explanation that hedges towards a value is NOT an abstention
+(``NULL; actually 1.8 mmol/L``, ``None - but probably 1.8``): when the text
+after the NULL spelling has a hedge word (actually, probably, but, likely,
+estimate, maybe, possibly, perhaps, approximately, guess, roughly, around,
+about) and a number that is neither a step citation (``[step 2]``) nor an
+identifier (``admission 22595853``), ``abstained`` is False.
+
+A final response that is only a Markdown table (no label) is taken as the
+Answer. Unlabelled prose (``The first bicarbonate was 27 mEq/L.``) is
+deliberately unparseable: guessing which number is the Answer would reward
+responses that ignore the required format.
 
 Citations: ``[step 3]``, ``[steps 2, 4]``, ``[steps 2-4]``, ``(step 3)``,
 ``[Step #3]`` in the Answer or the Reasoning; sorted, unique, 1-based.
@@ -34,6 +45,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from .match.commit import is_context_number, mask_context
 from .match.extract import (
     extract_boolean,
     extract_count,
@@ -58,7 +70,11 @@ _LABEL_HEAD = re.compile(r"(final answer|final_answer|answer|reasoning|rationale
 _LABEL_LEAD = " \t>#*_"
 _LABEL_TRAIL = " \t*_"
 _LABEL_START = frozenset("aAfFrReE")
-_NULL = re.compile(r"^(?:null|none|n/a)(?:\s*(?:[.,;:(\-–—].*)?)?$", re.I | re.S)
+_NULL = re.compile(r"^(?:null|none|n/a)((?:\s*(?:[.,;:(\-–—].*)?)?)$", re.I | re.S)
+_HEDGE_TO_VALUE = re.compile(
+    r"(?i)\b(?:actually|probably|but|likely|estimate[ds]?|estimated|maybe|possibly|perhaps|approximately|"
+    r"approx|guess|roughly|around|about)\b"
+)
 _CITE_AT = re.compile(r"steps?\s*#?\s*(\d+(?:\s*(?:,|and|&|-|–|to)\s*#?\s*\d+)*)\s*[\])]")
 _CITE_PART = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*#?\s*(\d+))?")
 _BLANK = re.compile(r"\n[ \t]*\n")
@@ -82,7 +98,8 @@ class ParsedResponse(NamedTuple):
             (1-based, sorted, unique, a new list each time), from
             ``[step N]`` forms in the Answer or Reasoning.
         error: why the response is unparseable, else ``None``.
-        format: ``tags``, ``json`` or ``sections`` (``""`` when unparseable).
+        format: ``tags``, ``json``, ``sections`` or ``table`` (a bare Markdown
+            table) (``""`` when unparseable).
         answer_json: the decoded JSON value of the answer for JSON responses
             (lists and tables keep their structure), else ``None``.
     """
@@ -110,7 +127,16 @@ def is_null_answer(answer: str) -> bool:
     if answer.lstrip("*_`\"'[ \t\n")[:1] not in ("n", "N"):
         return False  # fast path: every NULL spelling starts with n
     s = strip_markdown(_clean(answer)).strip("\"'[]").strip()
-    return bool(_NULL.match(s))
+    m = _NULL.match(s)
+    if m is None:
+        return False
+    rest = m[1]
+    return not (_HEDGE_TO_VALUE.search(rest) and _has_value(rest))
+
+
+def _has_value(text: str) -> bool:
+    masked = mask_context(text)
+    return any(not is_context_number(masked, t.start) for t in extract_numbers(masked))
 
 
 def _clean(answer: str) -> str:
@@ -260,6 +286,12 @@ def _from_sections(text: str) -> tuple[str, str] | None:
     return answer, reasoning or ""
 
 
+def _only_table(text: str) -> bool:
+    """Every non-blank line is a Markdown table row and a header separator exists."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return len(lines) >= 3 and all(ln.startswith("|") for ln in lines) and extract_records(text) is not None
+
+
 def parse(text: str) -> ParsedResponse:
     """Parse a final response (never raises).
 
@@ -292,6 +324,8 @@ def parse(text: str) -> ParsedResponse:
         if got is not None:
             answer, reasoning = got
             fmt = "sections"
+    if answer is None and "|" in text and _only_table(text):
+        answer, fmt = text.strip(), "table"
     if answer is None:
         return ParsedResponse(
             "", "", False,

@@ -4,7 +4,9 @@ Both values are truncated to the reference precision (``year`` ... ``second``)
 and must then be equal. A submission written less precisely than the
 reference (a date for a minute-precision reference) does not match: the agent
 did not state the value asked for. A finer submission is truncated.
-When several dates appear in the Answer, the first is the submitted value.
+The Answer must commit to one date (``verifier.match.commit``): a hedge or
+negation word, or several dates that differ at the reference precision,
+fail with ``WRONG_VALUE`` ("ambiguous answer").
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 
 from ..answers import DatetimeAnswer
 from ..reasons import ReasonCode
+from .commit import ambiguous, hedge_word
 from .extract import extract_datetimes
 from .result import MatchResult, failure, success
 
@@ -55,6 +58,15 @@ def match_datetime(text: str, ref: DatetimeAnswer) -> MatchResult:
         sub, prec = dt.datetime(int(m[1]), 1, 1), "year"
     else:
         sub, prec = toks[0].value, toks[0].precision
+        if toks[0].end - toks[0].start != len(text):
+            word = hedge_word(text)
+            rp = ref.precision
+            distinct = {truncate(t.value, rp) if _RANK[t.precision] >= _RANK[rp] else (t.value, t.precision)
+                        for t in toks}
+            if word is not None or len(distinct) > 1:
+                why = f"the Answer says {word!r}" if word else f"{len(distinct)} different dates"
+                return failure(ReasonCode.WRONG_VALUE, compared="datetime", reference=ref.value.isoformat(),
+                               submitted=text[:200], why=ambiguous(why))
     base = {"compared": "datetime", "reference": ref.value.isoformat(), "precision": ref.precision,
             "submitted": sub.isoformat(), "submitted_precision": prec}
     if datetimes_equal(sub, prec, ref.value, ref.precision):

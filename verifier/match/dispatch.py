@@ -19,7 +19,9 @@ from .datetimes import match_datetime
 from .lists import match_list
 from .numbers import match_count, match_number, match_quantity
 from .records import match_records
-from .result import MatchResult
+from ..reasons import ReasonCode
+from .commit import ambiguous
+from .result import MatchResult, failure
 from .scalar import match_scalar
 from .text import match_boolean, match_text
 
@@ -46,8 +48,15 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
         answer_json: the decoded JSON answer when the response was JSON.
 
     Returns:
-        A :class:`MatchResult` with reason codes and details.
+        A :class:`MatchResult` with reason codes and details. A nested JSON
+        structure (``{"a": {"b": 1}}``) for a scalar reference is an
+        ambiguous answer (``WRONG_VALUE``).
     """
+    if isinstance(answer_json, (dict, list)) and type(reference) not in (ListAnswer, RecordsAnswer):
+        if any(isinstance(v, (dict, list)) for v in (answer_json.values() if isinstance(answer_json, dict)
+                                                     else answer_json)):
+            return failure(ReasonCode.WRONG_VALUE, submitted=answer_text[:200],
+                           why=ambiguous("a nested JSON structure where one value was asked"))
     fn = _DISPATCH.get(type(reference))
     if fn is None:
         return match_scalar(answer_text, reference, policy)  # reports the unsupported type

@@ -31,6 +31,7 @@ import csv
 import datetime as dt
 import io
 import json
+import math
 import re
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -328,7 +329,7 @@ def extract_count(text: str) -> int | None:
     nums = extract_numbers(text)
     if nums:
         v = nums[0].value
-        return int(v) if float(v).is_integer() else None
+        return int(v) if math.isfinite(v) and float(v).is_integer() else None
     m = _COUNT_WORD.search(text)
     return _WORD_NUMBERS[m[1].lower()] if m else None
 

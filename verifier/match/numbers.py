@@ -16,8 +16,20 @@ Tolerance rule (documented for task authors):
 - Else the relative tolerance from ``rules/tolerances.toml`` applies.
 - Counts are exact.
 
-Quantities: the first number in the Answer that carries a unit is the
-submitted value (else the first number). It is converted to the reference
+One value: an Answer must commit to one value (``verifier.match.commit``):
+hedge/negation/inequality words, or several candidate values that do not all
+match (``27 mEq/L or 35 mEq/L``, ``5-6``, ``1,2,3``), fail with
+``WRONG_VALUE`` and details ``"ambiguous answer: ..."``. Non-finite or huge
+values (``1e999``, ``10^999999``) never match.
+
+Percent: ``35.2%`` may stand for 0.352 only when the reference is a
+proportion (``0 <= value <= 1``); ``183%`` never matches 1.83.
+
+Quantities: the numbers in the Answer that carry a unit are the candidates
+(else every number); identifiers and step citations are context.
+Text right after a unitless number that looks like a unit but does not parse
+(``27 foo``: a word of at most 6 characters, or containing ``/``, that is not
+an English function word) is ``INCOMPATIBLE_UNIT``, never "missing". It is converted to the reference
 unit (through the analyte for mass<->molar, mEq<->mmol, IU<->U) and compared
 as above. Reasons:
 - unit missing: accepted only when the reference unit is the policy's
@@ -33,6 +45,7 @@ as above. Reasons:
 from __future__ import annotations
 
 import math
+import re
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 
@@ -41,7 +54,8 @@ from ..reasons import ReasonCode
 from ..rules import load_toml
 from ..task import AnswerPolicy
 from ..units import linear_converter, same_unit
-from .extract import _quantities_cached, extract_count, extract_numbers
+from .commit import ambiguous, hedge_word, is_context_number, mask_context
+from .extract import _STOP, _quantities_cached, extract_count, extract_numbers, strip_markdown
 from .result import MatchResult, failure, success
 
 
@@ -98,30 +112,73 @@ def describe_rule(rule: tuple) -> str:
     return f"within max(abs {rule[2]:g}, rel {rule[1]:g})"
 
 
+def _hedged(text: str, **base) -> MatchResult | None:
+    word = hedge_word(text)
+    if word is None:
+        return None
+    return failure(ReasonCode.WRONG_VALUE, **base, why=ambiguous(f"the Answer says {word!r} around the value"))
+
+
+def _candidates(text: str) -> tuple[str, list]:
+    """(citation-masked text, its numbers that are not identifiers)."""
+    masked = mask_context(text)
+    return masked, [t for t in extract_numbers(masked) if not is_context_number(masked, t.start)]
+
+
+_PLAIN_INT = re.compile(r"\s*(?:\d{1,3}(?:,\d{3})+|\d+)\s*")
+_MAX_COUNT = 10**15  # counts beyond this (e.g. 10^999999) are not counts of anything in a database
+
+
 def match_count(text: str, ref: CountAnswer) -> MatchResult:
-    """Compare a count exactly (first integer or number word in the Answer)."""
+    """Compare a count exactly; the Answer must hold one whole number (see module docstring)."""
     got = extract_count(text)
     if got is None:
         return failure(ReasonCode.WRONG_TYPE, expected="count", reference=ref.value, submitted=text[:200],
                        why="no whole number in the Answer")
+    if _PLAIN_INT.fullmatch(text) is None:
+        bad = _hedged(text, compared="count", reference=ref.value, submitted=text[:200])
+        if bad is not None:
+            return bad
+        _, nums = _candidates(text)
+        vals = {t.value for t in nums}
+        if len(vals) > 1:
+            return failure(ReasonCode.WRONG_VALUE, compared="count", reference=ref.value, submitted=text[:200],
+                           why=ambiguous(f"{len(vals)} different numbers"))
+        if nums:
+            v = nums[0].value
+            got = int(v) if math.isfinite(v) and float(v).is_integer() and abs(v) <= _MAX_COUNT else None
+            if got is None:
+                return failure(ReasonCode.WRONG_VALUE, compared="count", reference=ref.value,
+                               submitted=text[:200], why="not a whole number of a sane size")
     if got == ref.value:
         return success(compared="count", reference=ref.value, submitted=got)
     return failure(ReasonCode.WRONG_VALUE, compared="count", reference=ref.value, submitted=got)
 
 
 def match_number(text: str, ref: NumberAnswer, policy: AnswerPolicy) -> MatchResult:
-    """Compare a dimensionless number; ``35.2%`` may stand for 35.2 or 0.352."""
+    """Compare a dimensionless number; ``35.2%`` may stand for 0.352 when the reference is a proportion."""
     nums = extract_numbers(text)
     if not nums:
         return failure(ReasonCode.WRONG_TYPE, expected="number", reference=ref.value, submitted=text[:200],
                        why="no number in the Answer")
-    tok = nums[0]
     rule = tolerance_rule(policy, ref.decimals, "number")
-    cands = (tok.value, tok.value / 100.0) if tok.percent else (tok.value,)
-    for c in cands:
-        if within(c, ref.value, rule):
-            return success(compared="number", reference=ref.value, submitted=c, rule=describe_rule(rule))
-    return failure(ReasonCode.WRONG_VALUE, compared="number", reference=ref.value, submitted=tok.value,
+    if len(nums) > 1 or nums[0].end - nums[0].start != len(text):
+        bad = _hedged(text, compared="number", reference=ref.value, submitted=text[:200])
+        if bad is not None:
+            return bad
+        _, cands = _candidates(text)
+        nums = cands or nums
+    proportion = 0.0 <= ref.value <= 1.0
+    results = []
+    for tok in nums:
+        cands = (tok.value, tok.value / 100.0) if tok.percent and proportion else (tok.value,)
+        results.append(next((c for c in cands if within(c, ref.value, rule)), None))
+    if len(results) > 1 and any(r is not None for r in results) and not all(r is not None for r in results):
+        return failure(ReasonCode.WRONG_VALUE, compared="number", reference=ref.value, submitted=text[:200],
+                       rule=describe_rule(rule), why=ambiguous(f"{len(results)} different numbers"))
+    if results[0] is not None:
+        return success(compared="number", reference=ref.value, submitted=results[0], rule=describe_rule(rule))
+    return failure(ReasonCode.WRONG_VALUE, compared="number", reference=ref.value, submitted=nums[0].value,
                    rule=describe_rule(rule))
 
 
@@ -153,16 +210,48 @@ def compare_quantity(value: float, unit: str | None, ref: QuantityAnswer, policy
     return failure(ReasonCode.WRONG_VALUE, **base)
 
 
+_UNIT_LIKE = re.compile(r"[ \t]*([A-Za-zµμ°º/][^\s,;()\[\]]*)")
+
+
+def _unknown_unit(text: str, end: int) -> str | None:
+    """Unit-like text right after a unitless number (``27 foo``), else ``None``."""
+    m = _UNIT_LIKE.match(text, end)
+    if m is None:
+        return None
+    word = m[1].rstrip(".:")
+    if not word or word.casefold() in _STOP or (len(word) > 6 and "/" not in word):
+        return None
+    return word[:64]
+
+
 def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> MatchResult:
-    """Compare the Answer's first quantity (preferring one with a unit) with ``ref``."""
+    """Compare the Answer's quantity (the one with a unit) with ``ref`` (see module docstring)."""
     toks = _quantities_cached(text)
     if not toks:
         return failure(ReasonCode.WRONG_TYPE, expected="quantity", reference=f"{ref.value:g} {ref.unit}",
                        submitted=text[:200], why="no number in the Answer")
-    tok = toks[0]
-    if tok.unit is None:
-        for t in toks:
-            if t.unit:
-                tok = t
-                break
-    return compare_quantity(tok.value, tok.unit, ref, policy)
+    if len(toks) == 1 and toks[0].end - toks[0].start == len(text):
+        return compare_quantity(toks[0].value, toks[0].unit, ref, policy)  # fast path: "5.2 mEq/L"
+    if "*" in text or "`" in text or "__" in text:
+        stripped = strip_markdown(text)  # "**5.2** mEq/L": the unit follows the emphasis
+        if stripped != text:
+            return match_quantity(stripped, ref, policy)
+    reference = f"{ref.value:g} {ref.unit}"
+    bad = _hedged(text, compared="quantity", reference=reference, submitted=text[:200])
+    if bad is not None:
+        return bad
+    masked = mask_context(text)
+    toks = [t for t in _quantities_cached(masked) if not is_context_number(masked, t.start)] or list(toks)
+    with_unit = [t for t in toks if t.unit]
+    cands = with_unit or toks
+    results = []
+    for tok in cands:
+        if tok.unit is None and (word := _unknown_unit(masked, tok.end)) is not None:
+            results.append(failure(ReasonCode.INCOMPATIBLE_UNIT, compared="quantity", reference=reference,
+                                   submitted=text[:200], unit=f"unrecognised unit {word!r}"))
+        else:
+            results.append(compare_quantity(tok.value, tok.unit, ref, policy))
+    if len(results) > 1 and any(r.ok for r in results) and not all(r.ok for r in results):
+        return failure(ReasonCode.WRONG_VALUE, compared="quantity", reference=reference, submitted=text[:200],
+                       why=ambiguous(f"{len(results)} different values"))
+    return results[0]

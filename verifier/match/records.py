@@ -228,9 +228,11 @@ def _dedupe(rows: list[list[Any]], key=lambda r: json.dumps([_as_text(c).casefol
 def match_records(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_value: Any = None) -> MatchResult:
     """Compare a table in the Answer with the reference result set (see module docstring)."""
     table = extract_records(text, json_value)
-    if table is None and len(ref.columns) == 1:
+    single = ref.columns[0] if len(ref.columns) == 1 else (
+        policy.required_columns[0] if len(policy.required_columns) == 1 else None)
+    if table is None and single is not None:  # a list, or a scalar for a single-cell result set
         items = json_value if isinstance(json_value, list) else extract_list(text)
-        table = ([ref.columns[0]], [[it] for it in items])
+        table = ([single], [[it] for it in items])
     if table is None:
         return failure(ReasonCode.WRONG_TYPE, expected="records", reference_columns=list(ref.columns),
                        why="no table found in the Answer (Markdown table, JSON list of objects or CSV)")

@@ -99,6 +99,11 @@ def _to_spec(text: str, q, via: str) -> UnitSpec:
     return UnitSpec(text, factor, q.units, via)
 
 
+#: Longer unit strings are refused before pint sees them (a 2,000-times
+#: repeated ``m/`` took seconds); the longest real unit is ~20 characters.
+MAX_UNIT_CHARS = 64
+
+
 @lru_cache(maxsize=4096)
 def _parse_cached(text: str) -> UnitSpec | str:
     exact, folded, refused = _spellings()
@@ -107,6 +112,8 @@ def _parse_cached(text: str) -> UnitSpec | str:
     stripped = text.strip()
     if not stripped:
         return "empty unit string"
+    if len(stripped) > MAX_UNIT_CHARS:  # bounds pint's work on pathological strings
+        return f"unit string longer than {MAX_UNIT_CHARS} characters"
     reg = get_registry()
     errors = []
     with pint_lock():
