@@ -236,3 +236,74 @@ def test_native_code_cannot_write_outside_the_folder(env: EHREnv, tmp_path: Path
                         "pq.read_table('ok.parquet').num_rows")
     assert step.error is None and obs.strip().endswith("1")
     assert env._sandbox.hardening["readonly_fs"] == "ok"  # noqa: SLF001
+
+
+# ---------------------------------------------------------------- reading is confined too
+def test_reading_outside_the_folder_is_refused(env: EHREnv, small_db: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Agent code must not read task files, the database file or host files (reward hacking)."""
+    other = tmp_path_factory.mktemp("other_run")
+    (other / "tasks.jsonl").write_text(TASK.model_dump_json() + "\n")
+    attempts = {
+        "host file": "open('/etc/passwd').read()",
+        "database file": f"open({str(small_db)!r}, 'rb').read(16)",
+        "database file via os.open": f"import os\nos.read(os.open({str(small_db)!r}, os.O_RDONLY), 16)",
+        "another run's tasks": f"import json\njson.loads(open({str(other / 'tasks.jsonl')!r}).readline())['reference']",
+        "listing another folder": f"import os\nos.listdir({str(other)!r})",
+        "scanning another folder": f"import os\n[e.name for e in os.scandir({str(other.parent)!r})]",
+        "globbing other runs": f"import glob\nglob.glob({str(other.parent) + '/*/tasks.jsonl'!r})",
+        "leaving the folder": f"import os\nos.chdir({str(other)!r})",
+    }
+    for what, code in attempts.items():
+        obs, step = py(env, code)
+        assert step.error and "SandboxViolation" in step.error and "sandbox folder is not allowed" in step.error, what
+        assert "4.1" not in obs and "sandbox-1" not in obs and "root:" not in obs, what
+    obs, step = py(env, "import os\nos.getcwd() == os.path.realpath('.') and 'tasks.jsonl' not in os.listdir('.')")
+    assert step.error is None and obs.strip().endswith("True"), "the episode continues in its own folder"
+
+
+def test_normal_code_still_works_under_read_confinement(env: EHREnv) -> None:
+    code = (
+        "import json, math, collections, statistics, datetime, re, zoneinfo\n"
+        "vals = [v for (v,) in db.sql('SELECT value_numeric FROM lab_events WHERE patientid = 1').rows]\n"
+        "c = collections.Counter(re.findall(r'\\d', '1122'))\n"
+        "t = datetime.datetime(2150, 1, 1, tzinfo=zoneinfo.ZoneInfo('UTC'))\n"
+        "json.dumps({'mean': statistics.mean(vals), 'sqrt': math.sqrt(4), 'c': c['1'], 'y': t.year})"
+    )
+    obs, step = py(env, code)
+    assert step.error is None, step.error
+    assert '"mean": 4.0' in obs and '"sqrt": 2.0' in obs and '"c": 2' in obs and '"y": 2150' in obs
+    assert step.sql == ["SELECT value_numeric FROM lab_events WHERE patientid = 1"]
+    obs, step = py(env, "import os\nos.makedirs('sub', exist_ok=True)\nopen('sub/a.txt', 'w').write('x1')\n"
+                        "sorted(os.listdir('sub')), open('sub/a.txt').read(), [p for p in __import__('glob').glob('sub/*')]")
+    assert step.error is None and "(['a.txt'], 'x1', ['sub/a.txt'])" in obs
+    obs, step = py(env, "import os\nlen(open('/dev/urandom', 'rb').read(4)), open(os.devnull).read()")
+    assert step.error is None and "(4, '')" in obs
+
+
+@pytest.mark.parametrize("module", ["numpy", "pandas"])
+def test_installed_data_libraries_import(env: EHREnv, module: str) -> None:
+    pytest.importorskip(module, reason=f"{module} is not installed in this environment")
+    obs, step = py(env, f"import {module}\n{module}.__name__")
+    assert step.error is None, step.error
+    if module == "numpy":
+        obs, step = py(env, "import numpy as np\nfloat(np.mean([v for (v,) in db.sql('SELECT value_numeric FROM lab_events').rows]))")
+        assert step.error is None and obs.strip().endswith("49.333333333333336")
+
+
+def test_rule_tables_cannot_be_unlocked_from_agent_code(env: EHREnv) -> None:
+    """The hook keeps its own copies of the rules: clearing the worker module's tables changes nothing."""
+    obs, step = py(env, "import __main__ as w\nfor t in (w._BLOCKED_IMPORTS, w._DENIED_EVENTS, w._PATH_EVENTS): t.clear()\n"
+                        "w._READABLE_DEVICES = ('/etc/passwd',)")
+    obs, step = py(env, "import duckdb")
+    assert step.error and "blocked" in step.error
+    obs, step = py(env, "import os\nos.system('true')")
+    assert step.error and "processes" in step.error
+    obs, step = py(env, "open('/etc/passwd').read()")
+    assert step.error and "outside the sandbox folder" in step.error
+
+
+def test_traceback_labels_use_the_environment_step_index(env: EHREnv) -> None:
+    env.step({"kind": "sql", "code": "SELECT 1"})
+    obs, step = py(env, "x = 1\n1 / 0")
+    assert step.index == 2
+    assert 'File "<step 2>", line 2' in step.error and "ZeroDivisionError" in step.error

@@ -21,14 +21,21 @@ parent adds network and mount namespaces and a wall-time limit):
     - resource limits: RLIMIT_AS (memory), RLIMIT_CPU (per step soft, per
       episode hard), RLIMIT_FSIZE (largest file), RLIMIT_NOFILE, RLIMIT_CORE=0;
     - ``socket.socket`` replaced by a class that raises;
-    - an audit hook (PEP 578) that refuses: opening a file for writing, and
-      creating/removing/renaming/chmod-ing paths, outside the temporary folder;
-      any socket creation or connection; starting processes, forking, sending
-      signals; importing ``duckdb`` or ``ctypes`` (the database is reachable
-      only through the ``db`` object, whose every query the parent checks
-      with ``verifier.sqlsafe`` and records).
-Audit hooks are not a security boundary on their own; the parent's network
-namespace and process limits are the outer layer.
+    - an audit hook (PEP 578), installed after the worker's own imports, that
+      refuses: opening a file for writing, and creating/removing/renaming/
+      chmod-ing paths, outside the temporary folder; opening a file for
+      reading, listing a folder (``os.listdir``, ``os.scandir``, ``glob.glob``)
+      outside the folder and the interpreter's import locations (prefixes,
+      stdlib, site-packages, time-zone data; see ``_readable_roots``) and a few
+      device files, so agent code cannot read task files, the database file
+      or anything else on the host; ``os.chdir`` out of the folder; any socket
+      creation or connection; starting processes, forking, sending signals;
+      importing ``duckdb`` or ``ctypes`` (the database is reachable only
+      through the ``db`` object, whose every query the parent checks with
+      ``verifier.sqlsafe`` and records).
+Audit hooks are not a security boundary on their own (determined code can
+introspect and patch the interpreter it runs in); the parent's network
+namespace, read-only mount namespace and process limits are the outer layer.
 """
 
 from __future__ import annotations
@@ -284,50 +291,141 @@ class _BlockedSocket:
         raise SandboxViolation("network access is disabled in the sandbox")
 
 
-def _install_audit_hook(folder: str) -> None:
+#: Device files agent code may open although they are outside every readable folder.
+_READABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
+_LIST_EVENTS = ("os.listdir", "os.scandir")
+_GLOB_EVENTS = ("glob.glob", "glob.glob/2")
+_GLOB_MAGIC = "*?["
+
+
+def _readable_roots() -> tuple[str, ...]:
+    """Folders agent code may read besides its own: what imports need.
+
+    Returns:
+        Real paths (symlinks resolved, no duplicates, never ``/``) of
+        ``sys.prefix``, ``sys.base_prefix``, ``sys.exec_prefix``,
+        ``sys.base_exec_prefix``, the sysconfig ``stdlib``/``platstdlib``/
+        ``purelib``/``platlib`` folders, ``site.getsitepackages()`` and the
+        ``zoneinfo.TZPATH`` time-zone folders (public data ``zoneinfo`` reads).
+    """
+    import site  # noqa: PLC0415 - before the audit hook, like every worker import
+    import sysconfig  # noqa: PLC0415
+    import zoneinfo  # noqa: PLC0415
+
+    paths = sysconfig.get_paths()
+    candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    candidates += [paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    candidates += list(site.getsitepackages()) + list(zoneinfo.TZPATH)
+    roots: list[str] = []
+    for c in candidates:
+        if c and os.path.isabs(c):
+            real = os.path.realpath(c)
+            if real != os.sep and real not in roots:
+                roots.append(real)
+    return tuple(roots)
+
+
+def _glob_base(pattern, root_dir) -> str:
+    """The folder a glob pattern starts listing from: its parts before the first wildcard."""
+    text = os.fsdecode(os.fspath(pattern))
+    parts = text.split(os.sep)
+    fixed = []
+    for part in parts[:-1]:
+        if any(c in part for c in _GLOB_MAGIC):
+            break
+        fixed.append(part)
+    base = os.sep.join(fixed) if fixed else ""
+    if text.startswith(os.sep) and not base:
+        base = os.sep
+    if root_dir is not None and not os.path.isabs(base):
+        base = os.path.join(os.fsdecode(os.fspath(root_dir)), base)
+    return base or "."
+
+
+def _install_audit_hook(folder: str, read_roots: tuple[str, ...] = ()) -> None:
+    """Install the worker's audit hook (see the module docstring).
+
+    Args:
+        folder: the episode folder: the only place code may write, and (with
+            ``read_roots`` and ``_READABLE_DEVICES``) read or list.
+        read_roots: further folders code may read and list (``_readable_roots()``).
+
+    The rule tables are copied into the hook's closure as read-only values,
+    so agent code rebinding the module's globals changes nothing.
+    """
+    import types  # noqa: PLC0415
+
     root = os.path.realpath(folder)
-    guard = threading.local()
+    readable_prefixes = tuple(r.rstrip(os.sep) + os.sep for r in (root, *read_roots))
+    readable_exact = frozenset((root, *read_roots, *_READABLE_DEVICES))
+    write_flags = _WRITE_FLAGS
+    path_events = types.MappingProxyType({**_PATH_EVENTS, **_PATH_EVENTS_EXTRA})
+    denied_events = types.MappingProxyType(dict(_DENIED_EVENTS))
+    blocked_imports = types.MappingProxyType(dict(_BLOCKED_IMPORTS))
+    list_events, glob_events = frozenset(_LIST_EVENTS), frozenset(_GLOB_EVENTS)
+    realpath, join, getcwd, fspath, fsdecode = os.path.realpath, os.path.join, os.getcwd, os.fspath, os.fsdecode
+    violation, glob_base = SandboxViolation, _glob_base
+
+    def resolve(path):
+        """Real absolute path, or None when ``path`` is not a path."""
+        try:
+            return realpath(join(getcwd(), fsdecode(fspath(path))))
+        except (TypeError, ValueError):
+            return None
 
     def inside(path) -> bool:
-        if isinstance(path, int):
-            return True  # an fd already opened (and checked) earlier
-        if path is None:
+        if isinstance(path, int) or path is None:
+            return True  # an fd already opened (and checked) earlier / the current folder
+        full = resolve(path)
+        return full is not None and (full == root or full.startswith(root + os.sep))
+
+    def readable(path) -> bool:
+        if isinstance(path, int) or path is None:
             return True
-        try:
-            p = os.fsdecode(os.fspath(path))
-        except TypeError:
-            return False
-        full = os.path.realpath(os.path.join(os.getcwd(), p))
-        return full == root or full.startswith(root + os.sep)
+        full = resolve(path)
+        return full is not None and (full in readable_exact or full.startswith(readable_prefixes))
 
     def hook(event, args):
-        if getattr(guard, "busy", False):
-            return
         if event == "import":
             name = str(args[0]) if args else ""
             top = name.split(".")[0]
-            if top in _BLOCKED_IMPORTS:
-                raise ImportError(f"import of {name!r} is blocked: {_BLOCKED_IMPORTS[top]}")
+            if top in blocked_imports:
+                raise ImportError(f"import of {name!r} is blocked: {blocked_imports[top]}")
             return
-        if event in _DENIED_EVENTS:
-            raise SandboxViolation(_DENIED_EVENTS[event])
-        guard.busy = True
-        try:
-            if event == "open":
-                path, mode, flags = (list(args) + [None, None, None])[:3]
-                writing = bool(mode and any(c in str(mode) for c in "wax+")) or bool(
-                    isinstance(flags, int) and flags & _WRITE_FLAGS
-                )
-                if writing and not inside(path):
-                    raise SandboxViolation(f"writing outside the sandbox folder is not allowed: {path!r}")
-                return
-            idx = _PATH_EVENTS.get(event) or _PATH_EVENTS_EXTRA.get(event)
-            if idx:
-                for i in idx:
-                    if i < len(args) and not inside(args[i]):
-                        raise SandboxViolation(f"{event} outside the sandbox folder is not allowed: {args[i]!r}")
-        finally:
-            guard.busy = False
+        if event in denied_events:
+            raise violation(denied_events[event])
+        if event == "open":
+            path, mode, flags = (list(args) + [None, None, None])[:3]
+            writing = bool(mode and any(c in str(mode) for c in "wax+")) or bool(
+                isinstance(flags, int) and flags & write_flags
+            )
+            if writing and not inside(path):
+                raise violation(f"writing outside the sandbox folder is not allowed: {path!r}")
+            if not readable(path):
+                raise violation(f"reading outside the sandbox folder is not allowed: {path!r}")
+            return
+        if event in list_events:
+            if args and not readable(args[0]):
+                raise violation(f"listing outside the sandbox folder is not allowed: {args[0]!r}")
+            return
+        if event in glob_events:
+            try:
+                base = glob_base(args[0], args[2] if event == "glob.glob/2" and len(args) > 2 else None)
+            except (TypeError, ValueError, IndexError):
+                base = None
+            if base is None or not readable(base):
+                raise violation(f"listing outside the sandbox folder is not allowed: {args[0] if args else None!r}")
+            return
+        if event == "os.chdir":
+            target = args[0] if args else None
+            if isinstance(target, int) or not inside(target):
+                raise violation(f"changing directory out of the sandbox folder is not allowed: {target!r}")
+            return
+        idx = path_events.get(event)
+        if idx:
+            for i in idx:
+                if i < len(args) and not inside(args[i]):
+                    raise violation(f"{event} outside the sandbox folder is not allowed: {args[i]!r}")
 
     sys.addaudithook(hook)
 
@@ -467,7 +565,7 @@ def main(argv=None) -> None:
 
     socket.socket = _BlockedSocket  # type: ignore[misc]
     socket.create_connection = _BlockedSocket  # type: ignore[assignment]
-    _install_audit_hook(args.folder)
+    _install_audit_hook(args.folder, _readable_roots())
     hardening["audit_hook"] = True
 
     ns: dict = {"__name__": "__main__", "__builtins__": builtins, "db": Database(channel)}

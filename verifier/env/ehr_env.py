@@ -260,7 +260,7 @@ class EHREnv:
         if self._sandbox is None:
             self._sandbox = PythonSandbox(self._run_sql, self.config.python)
         try:
-            res = self._sandbox.run(code)
+            res = self._sandbox.run(code, step=index)
         except WorkerDied as exc:
             err = f"Error: Python is unavailable: {exc}"
             return Step(index=index, kind="python", code=code, error=err), err

@@ -304,8 +304,14 @@ class PythonSandbox:
         })
 
     # ------------------------------------------------------------ public
-    def run(self, code: str) -> PythonResult:
+    def run(self, code: str, step: int | None = None) -> PythonResult:
         """Run ``code`` in the episode's worker and return what it produced.
+
+        Args:
+            code: Python source of one step.
+            step: the environment's step index, used to label the code in
+                tracebacks (``File "<step N>"``); defaults to this sandbox's
+                own count of ``run`` calls.
 
         Never raises for anything the code does: errors, limit breaches and
         worker deaths come back in ``PythonResult.error``; a dead worker is
@@ -314,7 +320,7 @@ class PythonSandbox:
         Raises:
             WorkerDied: only when a fresh worker cannot even start.
         """
-        self._step += 1
+        self._step = step if step is not None else self._step + 1
         restarted = False
         notes: list[str] = []
         if self._proc is not None and not self.alive:
