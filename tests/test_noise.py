@@ -23,7 +23,8 @@ from verifier.errors import InputError
 from verifier.noise import verify_noise
 from verifier.parse import parse
 from verifier.reasons import ReasonCode
-from verifier.sqlsafe import QueryResult, thread_connection
+from verifier.render import render_result
+from verifier.sqlsafe import QueryResult, run_query, thread_connection
 from verifier.task import Task, WitnessTable
 from verifier.trajectory import Step, Trajectory
 from verifier.witness import compare, overlay_for, tables_read
@@ -51,7 +52,22 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     con.execute("CREATE TABLE diagnoses (patientid INTEGER, admissionid INTEGER, sequence_number INTEGER, icd_code VARCHAR, icd_version SMALLINT)")
     con.execute("INSERT INTO diagnoses VALUES (1001, 1, 1, 'X1', 10), (1002, 2, 1, 'X1', 10), (1003, 3, 1, 'X1', 10), (1004, 4, 1, 'Y2', 10)")
     con.close()
+    _DB[:] = [path]
     return path
+
+
+#: The module's database, for ``_traj`` to record what the agent saw.
+_DB: list[Path] = []
+
+
+def _seen(sql: str) -> str | None:
+    """The environment's rendering of ``sql`` on the module's database (what the agent
+    saw), or ``None`` when it does not run (the step then failed or was rejected)."""
+    try:
+        res = run_query(thread_connection(_DB[0]), sql, time_limit_s=10, row_cap=1000)
+    except Exception:  # noqa: BLE001 - the verifier reports it; the step records nothing
+        return None
+    return render_result(res.columns, res.rows)
 
 
 def _task(**over: Any) -> Task:
@@ -95,7 +111,9 @@ GOOD_FINAL = f"Answer: NULL\nReasoning: No potassium result exists for admission
 
 
 def _traj(steps: list[tuple[str, str | None]] | list[Step], final: str = GOOD_FINAL, task_id: str = "k-noise") -> Trajectory:
-    built = [s if isinstance(s, Step) else Step(index=i, kind="sql", code=s[0], output=s[1]) for i, s in enumerate(steps, 1)]
+    # a step given output None recorded what the database really shows (``_seen``)
+    built = [s if isinstance(s, Step) else Step(index=i, kind="sql", code=s[0], output=s[1] if s[1] is not None else _seen(s[0]))
+             for i, s in enumerate(steps, 1)]
     return Trajectory(trajectory_id="t", task_id=task_id, steps=built, final_response=final)
 
 
@@ -397,7 +415,7 @@ def test_overlay_is_built_only_when_its_result_is_not_cached(db: Path, monkeypat
         again = verify(_traj([(GOOD, None)]), task, _cfg(db))
         assert again.model_dump() == first.model_dump() and built == []
         verify(_traj([(f"SELECT itemid FROM lab_events WHERE admissionid = {ADM}", None)]), task, _cfg(db))
-        assert len(built) == 1
+        assert len(built) == 2  # the task's witness and its re-keyed variant (verifier.witness_rekey)
         bad = Task.model_validate({**task.model_dump(), "task_id": "bad"})
         bad.reference.witness = [WitnessTable(table="no_such_table", rows=[{"x": 1}])]
         with pytest.raises(InputError):
@@ -414,13 +432,15 @@ def test_time_limit_scores_failed_and_connection_survives(synth_db: Path) -> Non
     task = _task()
     con_before = thread_connection(synth_db)
     start = time.monotonic()
-    v = verify(_traj([(heavy, None)]), task, _cfg(synth_db, query_time_limit_s=1.0))
+    v = verify(_traj([(heavy, "n\n1\n(1 row)")]), task, _cfg(synth_db, query_time_limit_s=1.0))
     elapsed = time.monotonic() - start
     assert [r.value for r in v.reasons] == ["EVIDENCE_QUERY_FAILED"], v.details
     assert "time limit" in v.details["evidence"]["queries"][0]["why"]
     assert elapsed < 15, f"stopping took {elapsed:.1f}s"
     assert thread_connection(synth_db) is con_before
-    ok = verify(_traj([("SELECT count(*) AS n FROM lab_events", None)]), task, _cfg(synth_db))
+    count = "SELECT count(*) AS n FROM lab_events"
+    seen = render_result(["n"], thread_connection(synth_db).execute(count).fetchall())
+    ok = verify(_traj([(count, seen)]), task, _cfg(synth_db))
     assert ok.details["evidence"]["queries"][0]["status"] in ("no_gap", "not_sensitive")
     assert con_before.execute("SELECT 1").fetchall() == [(1,)]
 
@@ -433,7 +453,7 @@ def test_memory_hungry_query_scores_failed_and_connections_survive(db: Path) -> 
     number, unit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0].split()
     limit_bytes = float(number) * 1024 ** ["KiB", "MiB", "GiB", "TiB"].index(unit) * 1024
     heavy = f"SELECT max(length(s)) FROM (SELECT string_agg(repeat('y', 500), ',') AS s FROM range({int(6 * limit_bytes / 500)}))"
-    v = verify(_traj([(heavy, None)]), task, _cfg(db, query_time_limit_s=120))
+    v = verify(_traj([(heavy, "max\n1\n(1 row)")]), task, _cfg(db, query_time_limit_s=120))
     assert [r.value for r in v.reasons] == ["EVIDENCE_QUERY_FAILED"], v.details
     assert "memory" in v.details["evidence"]["queries"][0]["why"].lower()
     ov = overlay_for(db, task.reference.witness)
@@ -443,7 +463,7 @@ def test_memory_hungry_query_scores_failed_and_connections_survive(db: Path) -> 
         ov.con.execute(heavy).fetchall()
     assert ov.con.execute(GOOD).fetchall() == [(1,)]
     assert thread_connection(db) is con
-    assert _reasons(db, _traj([(heavy, None), (GOOD, None)])) == []  # a failed attempt, then good evidence
+    assert _reasons(db, _traj([(heavy, "max\n1\n(1 row)"), (GOOD, None)])) == []  # a failed attempt, then good evidence
     assert con.execute("SELECT 1").fetchall() == [(1,)]
 
 
@@ -492,3 +512,45 @@ def test_an_added_irrelevant_step_never_changes_the_verdict(db: Path, kinds: lis
     assert after.success == before.success
     soft = {ReasonCode.NO_EVIDENCE, ReasonCode.EVIDENCE_NOT_SENSITIVE}
     assert [r for r in after.reasons if r not in soft] == [r for r in before.reasons if r not in soft]
+
+
+def test_queries_on_the_witness_invented_ids_are_not_evidence(db: Path) -> None:
+    """Loophole: a witness row's fresh surrogate id (lab_event_id 9999, absent from the
+    base) can be guessed; a query on it saw the witness without looking at the admission
+    or item. It must be sensitive under the re-keyed witness too (verifier.witness_rekey)."""
+    from verifier.witness_rekey import rekeyed_witness
+
+    task = _task()
+    rekeyed = rekeyed_witness(db, task.reference.witness, task.params)
+    assert rekeyed is not None
+    row, new = task.reference.witness[0].rows[0], rekeyed[0].rows[0]
+    assert new["lab_event_id"] == ~row["lab_event_id"]  # the fresh id is re-keyed ...
+    assert {k: v for k, v in new.items() if k != "lab_event_id"} == {k: v for k, v in row.items() if k != "lab_event_id"}  # ... nothing else
+    assert rekeyed_witness(db, task.reference.witness, task.params) is rekeyed  # cached per task
+    for attack in ("SELECT count(*) AS n FROM lab_events WHERE lab_event_id = 9999",
+                   "SELECT count(*) AS n FROM lab_events WHERE lab_event_id >= 9000"):
+        assert _reasons(db, _traj([(attack, None)])) == ["EVIDENCE_NOT_SENSITIVE"], attack
+    assert _reasons(db, _traj([(GOOD, None)])) == []  # scoped evidence still qualifies
+    # ids that exist in the base (admission 7, patient 1007, item 3) are never re-keyed
+    existing = WitnessTable(table="lab_events", rows=[{"lab_event_id": 1, "patientid": 1007, "admissionid": 7, "itemid": 3}])
+    assert rekeyed_witness(db, [existing]) is None
+
+
+def test_sql_the_agent_never_saw_is_not_evidence(db: Path) -> None:
+    """Loopholes: SQL in unreachable Python (``if False:``) and a SQL step with no recorded
+    output both counted as evidence. Recovered SQL counts only if its result shows in the
+    step's output; a SQL step whose result was never recorded is not evidence."""
+    dead = Step(index=1, kind="python", code=f'if False:\n    con.execute("{GOOD}")', output="")
+    assert _reasons(db, _traj([dead])) == ["NO_EVIDENCE"]
+    printed_else = Step(index=1, kind="python", code=f'if False:\n    print(con.execute("{GOOD}").fetchall())\nprint("done")', output="done")
+    assert _reasons(db, _traj([printed_else])) == ["NO_EVIDENCE"]
+    ran = Step(index=1, kind="python", code=f'print(con.execute("{GOOD}").fetchall())', output="[(0,)]")
+    assert _reasons(db, _traj([ran])) == []
+    rows_q = f"SELECT itemid, count(*) AS n FROM lab_events WHERE admissionid = {ADM} GROUP BY itemid ORDER BY itemid"
+    listed = Step(index=1, kind="python", code=f'print(con.execute("{rows_q}").fetchall())', output="[(1, 10), (2, 10), (4, 10), (5, 10)]")
+    assert _reasons(db, _traj([listed])) == []
+    unseen = Step(index=1, kind="sql", code=GOOD, output=None)
+    v = verify(_traj([unseen]), _task(), _cfg(db))
+    assert [r.value for r in v.reasons] == ["NO_EVIDENCE"] and v.details["evidence"]["queries"][0]["status"] == "unseen"
+    structured = Step(index=1, kind="sql", code=GOOD, output=None, columns=["n"], rows=[[0]])
+    assert _reasons(db, _traj([structured])) == []

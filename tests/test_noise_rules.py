@@ -96,6 +96,12 @@ NAMED = [
     ("Potasium missing", ("Potassium",)),  # a typo is tolerated
     ("no K+ recorded", ("potassium|K",)),
     ("anything at all", ()),
+    # a scope identifier is named by a clear reference to the scope ([reasoning.scope_references])
+    ("Reasoning: there is no lactate measurement in this hospital stay [step 1]", ("Lactate", "admission 22595853")),
+    ("No lactate during this hospitalization.", ("Lactate", "admission 22595853")),
+    ("The admission has no lactate result.", ("Lactate", "admission 22595853")),
+    ("No heart rate was charted in this ICU stay.", ("Heart Rate", "ICU stay 30000001")),
+    ("No lactate in this hospital stay, admission 22595853.", ("Lactate", "admission 22595853")),
 ]
 MISSED = [
     ("No potassium for admission 22595854.", ("Potassium", "admission 22595853")),
@@ -103,6 +109,11 @@ MISSED = [
     ("It was measured outside the ICU stay window", ("Hemoglobin", "ICU stay")),
     ("The data is missing.", ("Potassium",)),
     ("No sodium in admission 22595853.", ("Potassium", "admission 22595853")),
+    # a scope reference does not hold when another id of that kind is named
+    ("No lactate in this hospital stay (admission 22595854) [step 1]", ("Lactate", "admission 22595853")),
+    ("No lactate in the admission, hadm_id 22595854.", ("Lactate", "admission 22595853")),
+    ("No lactate was ever measured.", ("Lactate", "admission 22595853")),
+    ("No heart rate in the ICU stay 30000002.", ("Heart Rate", "ICU stay 30000001")),
 ]
 
 

@@ -389,3 +389,21 @@ def test_keyword_case_whitespace_and_comments_never_change_the_analysis(sql: str
         variant += " -- why"
     assert token_key(variant) == token_key(sql)
     assert parse_checked(variant)[1] == parse_checked(sql)[1]
+
+
+def test_overlong_query_is_rejected_before_parsing() -> None:
+    """Loophole: sqlglot's parse is not time-limited (``SELECT 1+1+...`` with 60,000 terms
+    took 27.5 s); texts over ``MAX_QUERY_CHARS`` are rejected, naming the length, before
+    any tokenizing. A query just under the cap is still checked normally."""
+    from verifier.sqlsafe import MAX_QUERY_CHARS, token_key
+
+    huge = "SELECT " + "+".join(["1"] * 60_000)
+    with pytest.raises(UnsafeQueryError) as err:
+        check_read_only(huge)
+    assert str(len(huge)) in err.value.reason and str(MAX_QUERY_CHARS) in err.value.reason
+    assert token_key(huge) is None
+    body = "SELECT 1 AS n WHERE 1 = 1"
+    fits = body + " AND 1 = 1" * ((MAX_QUERY_CHARS - len(body)) // 10)
+    assert len(fits) <= MAX_QUERY_CHARS and check_read_only(fits).startswith("SELECT")
+    with pytest.raises(UnsafeQueryError):
+        check_read_only(fits + " AND 1 = 1" * 2)

@@ -461,3 +461,53 @@ def output_matches(step: Step, result: QueryResult, display: DisplayConfig | Non
     if _FOOTER.fullmatch(text.rstrip().splitlines()[-1].strip()):
         return _match_rendered(text, result)
     return _match_foreign(text, result)
+
+
+_NULL_TEXTS = ("none", "null", "nan", "<na>", "nat")
+_EMPTY_TEXTS = re.compile(r"\[\s*\]|\(\s*\)|empty|\b0 rows?\b|\bno rows\b|\bno results?\b|\bnone\b|(?<![\d.])0(?![\d.])", re.IGNORECASE)
+
+
+def _cell_shown(value: Any, text: str, lowered: str, numbers: list[tuple[float, int]]) -> bool:
+    c = canon_cell(value)
+    if c is None:
+        return any(t in lowered for t in _NULL_TEXTS)
+    if isinstance(c, bool):
+        return str(c).lower() in lowered
+    if isinstance(c, float):
+        return any(abs(n - abs(c)) <= 0.5 * 10 ** (-d) + 1e-9 * abs(c) for n, d in numbers)  # numbers are read unsigned
+    return str(c).lower() in lowered or format_cell(value).strip().lower() in lowered
+
+
+def reflected_in_output(step: Step, result: QueryResult, display: DisplayConfig | None = None) -> tuple[bool, str]:
+    """Whether a query's re-executed result visibly shows in a Python step's printed output.
+
+    For SQL recovered from Python code by ``ast`` (no ``Step.sql`` recorded),
+    the verifier does not know the call ever ran (``if False: con.execute(...)``):
+    the query counts as evidence only if its result is reflected in what the
+    step printed. Rule: with visible rows (``render.visible_rows`` under
+    ``display``), every cell of at least one visible row appears in the output
+    text (numbers at the text's stated decimals, text case-insensitively, NULL
+    as None/NULL/NaN/<NA>/NaT); with an empty result, the output shows an empty
+    result (``[]``, ``()``, "empty", "0 rows", "no rows", "None", a lone ``0``).
+
+    Args:
+        step: the Python step (its ``output``).
+        result: the query's read-only re-execution.
+        display: the environment's display limits.
+
+    Returns:
+        ``(reflected, why)``.
+    """
+    text = (step.output or "").strip()
+    if not text:
+        return False, "the step recorded no output, so nothing shows the query ran"
+    lowered = text.lower()
+    rows = visible_rows(result.rows, result.columns, display)
+    if not rows:
+        ok = bool(_EMPTY_TEXTS.search(text))
+        return ok, ("the output shows the empty result" if ok else "the result is empty and the output does not show it")
+    numbers = _numbers(text)
+    for row in rows:
+        if all(_cell_shown(v, text, lowered, numbers) for v in row):
+            return True, "a row of the re-executed result appears in the step's output"
+    return False, "no row of the re-executed result appears in the step's output: the query may never have run"

@@ -18,7 +18,14 @@ reasons they produce appear in this order:
    ``EVIDENCE_REJECTED``); ``fabricated`` (recorded output the database does
    not produce: ``EVIDENCE_FABRICATED``); ``not_sensitive`` (cannot see the
    witness: ``EVIDENCE_NOT_SENSITIVE``); ``no_gap`` (sees the witness but the
-   base result does not show the gap: ``EVIDENCE_DOES_NOT_SHOW_GAP``).
+   base result does not show the gap: ``EVIDENCE_DOES_NOT_SHOW_GAP``);
+   ``unseen`` (``NO_EVIDENCE``: a SQL step with no recorded output, or SQL
+   recovered by ``ast`` from a Python step with no recorded ``Step.sql`` whose
+   result does not show in the step's output, ``evidence.reflected_in_output``:
+   the agent never saw it, or it never ran, as under ``if False:``).
+   A query that qualifies on the task's witness must also qualify on its
+   re-keyed copy (``verifier.witness_rekey``: the witness's invented surrogate
+   ids changed), so a query keyed on those ids is ``not_sensitive``.
    A query using a volatile function (``now()``, ``random()``...) is not
    compared with its recorded output.
    Aggregation: any fabricated query fails the verdict with
@@ -52,7 +59,7 @@ from sqlglot import exp
 
 from .config import VerifyConfig
 from .errors import InputError, UnsafeQueryError
-from .evidence import EvidenceQuery, extract_evidence, output_matches, visible_canon
+from .evidence import EvidenceQuery, extract_evidence, output_matches, reflected_in_output, visible_canon
 from .reasons import ReasonCode
 from .reasoning_check import check_reasoning
 from .small_cell import check_small_cell, rules as small_cell_rules
@@ -61,6 +68,7 @@ from .sqlsafe import QueryFailed, QueryResult, execute_checked, parse_checked, t
 from .task import Task
 from .trajectory import Trajectory
 from .witness import compare, for_overlay, overlay_for, overlay_shape, tables_read
+from .witness_rekey import rekeyed_witness
 
 #: Per-query status -> reason code, in reporting order.
 STATUS_CODES: dict[str, ReasonCode] = {
@@ -69,6 +77,7 @@ STATUS_CODES: dict[str, ReasonCode] = {
     "failed": ReasonCode.EVIDENCE_QUERY_FAILED,
     "not_sensitive": ReasonCode.EVIDENCE_NOT_SENSITIVE,
     "no_gap": ReasonCode.EVIDENCE_DOES_NOT_SHOW_GAP,
+    "unseen": ReasonCode.NO_EVIDENCE,
 }
 
 
@@ -132,6 +141,7 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
     if q.failed:
         rec.update(status="failed", why=f"the step failed when the agent ran it: {q.failed[:300]}")
         return rec
+    step = q.step_ref
     try:
         safe, read, volatile = _analyse(q.sql, dialect)
     except UnsafeQueryError as exc:
@@ -145,6 +155,14 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
         rec.update(status="failed", why=exc.message)
         return rec
     rec["base_rows"] = len(base.rows)
+    if q.origin == "sql" and step is not None and not (step.output or "").strip() and step.rows is None:
+        rec.update(status="unseen", why="the step recorded no output: a result the agent never saw is not evidence")
+        return rec
+    if q.origin == "python_ast" and step is not None:
+        seen, why = reflected_in_output(step, base, config.display)
+        if not seen:
+            rec.update(status="unseen", why=f"SQL recovered from the Python code: {why}")
+            return rec
     if volatile:
         rec["recorded_output"] = "not compared: the query uses a volatile function (now(), random(), ...)"
     elif q.step_ref is not None:
@@ -164,14 +182,12 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
         rec.update(status="not_sensitive", why="schema introspection cannot see witness rows")
         return rec
     # the overlay's shape first; the overlay itself only if its result is not cached
-    overlay_key, overlay_tables, base_catalog = overlay_shape(db, witness)
+    _, overlay_tables, _ = overlay_shape(db, witness)
     if not read & overlay_tables:
         rec.update(status="not_sensitive", why=f"reads {sorted(read) or 'no table'}, none of the witnessed tables {sorted(overlay_tables)}")
         return rec
-    over_sql = for_overlay(safe, base_catalog)
     try:
-        over = _cached(("overlay", str(db), overlay_key), over_sql, cap,
-                       lambda: execute_checked(overlay_for(db, witness).con, over_sql, time_limit_s=limit, row_cap=cap))
+        over = _on_overlay(db, witness, safe, limit, cap)
     except QueryFailed as exc:
         rec.update(status="failed", why=f"on the witness overlay: {exc.message}")
         return rec
@@ -179,7 +195,30 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
     threshold = _small_cell_threshold(task)
     s = compare(base, over, config.display, small_cell_threshold=threshold)
     rec.update(status="qualifies" if s.shows_gap else ("no_gap" if s.sensitive else "not_sensitive"), why=s.why)
+    if s.shows_gap:
+        # the same check on the re-keyed witness (fresh surrogate ids changed): a query
+        # keyed on the witness's invented ids cannot see both variants (verifier.witness_rekey)
+        rekeyed = rekeyed_witness(db, witness, task.params)
+        if rekeyed is not None:
+            try:
+                r_over = _on_overlay(db, rekeyed, safe, limit, cap)
+            except QueryFailed as exc:
+                rec.update(status="failed", why=f"on the re-keyed witness overlay: {exc.message}")
+                return rec
+            r = compare(base, r_over, config.display, small_cell_threshold=threshold)
+            if not r.shows_gap:
+                rec.update(status="no_gap" if r.sensitive else "not_sensitive",
+                           why="with the witness's invented identifiers re-keyed: " + r.why)
     return rec
+
+
+def _on_overlay(db: Path, witness: Any, safe: str, limit: float, cap: int) -> QueryResult:
+    """``safe`` run on the overlay of ``witness`` (its result cached; the overlay itself
+    built only on a cache miss). Raises ``QueryFailed``."""
+    key, _, catalog = overlay_shape(db, witness)
+    sql = for_overlay(safe, catalog)
+    return _cached(("overlay", str(db), key), sql, cap,
+                   lambda: execute_checked(overlay_for(db, witness).con, sql, time_limit_s=limit, row_cap=cap))
 
 
 def _small_cell_threshold(task: Task) -> int | None:

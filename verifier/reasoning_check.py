@@ -9,7 +9,12 @@ Matching, after normalisation (Unicode to ASCII, lower case, ``_``/``-`` and
 punctuation to spaces, number words to digits, the phrase synonyms of
 ``rules/noise.toml`` ``[reasoning]`` such as "hadm id" -> "admission"):
     * every token of the term holding a digit (ids, codes, counts) must appear
-      as a whole token of the Reasoning, exactly;
+      as a whole token of the Reasoning, exactly; except that a scope
+      identifier, a term "<kind> <number>" whose kind is listed in
+      ``[reasoning.scope_references]`` ("admission 22595853"), is also named by
+      one of that kind's scope phrases ("this hospital stay", "the admission"),
+      provided the Reasoning never names the kind with another number
+      ("admission 22595854");
     * the term's other words (stopwords dropped) must be named: the whole
       phrase appears, or at least ``word_fraction`` of them (rounded up, at
       least one) each match a Reasoning word: exactly, as its prefix (a stem
@@ -46,6 +51,8 @@ class ReasoningRules:
     word_fraction: float
     stopwords: frozenset[str]
     synonyms: tuple[tuple[re.Pattern[str], str], ...]
+    #: ``[reasoning.scope_references]``: kind (normalised, e.g. "admission") -> raw phrases
+    scope_references: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -68,7 +75,32 @@ def rules() -> ReasoningRules:
         word_fraction=float(rs["word_fraction"]),
         stopwords=frozenset(w.lower() for w in rs.get("stopwords", [])),
         synonyms=syn,
+        scope_references=tuple((k, tuple(v)) for k, v in sorted(rs.get("scope_references", {}).items())),
     )
+
+
+@lru_cache(maxsize=1)
+def _scope_patterns() -> dict[str, tuple[re.Pattern[str], re.Pattern[str]]]:
+    """kind -> (any scope-reference phrase, the kind named with a number), both on normalised text."""
+    out = {}
+    for kind, phrases in rules().scope_references:
+        k = normalise(kind)
+        refs = "|".join(re.escape(normalise(p)) for p in phrases)
+        out[k] = (re.compile(rf"\b(?:{refs})\b"), re.compile(rf"\b{re.escape(k)}(?: (?:id|number|no|num))? (\d+)\b"))
+    return out
+
+
+def _scope_named(words: list[str], numeric: list[str], text: str) -> bool:
+    """A key term "<kind> <number>" named by a scope reference, the kind never named with another number."""
+    if len(numeric) != 1 or words[-1] != numeric[0]:
+        return False
+    pats = _scope_patterns().get(" ".join(words[:-1]))
+    if pats is None:
+        return False
+    ref, named_id = pats
+    if any(m.group(1) != numeric[0] for m in named_id.finditer(text)):
+        return False
+    return bool(ref.search(text))
 
 
 def _basic(text: str) -> str:
@@ -93,7 +125,7 @@ def _alternative_named(alt: str, text: str, tokens: list[str], token_set: set[st
         return False
     numeric = [w for w in words if any(ch.isdigit() for ch in w)]
     if any(w not in token_set for w in numeric):
-        return False
+        return _scope_named(words, numeric, text)
     content = [w for w in words if w not in numeric and w not in r.stopwords]
     if not content:
         return True

@@ -1,0 +1,111 @@
+"""A re-keyed copy of a task's witness: the same rows with fresh surrogate ids changed.
+
+DESIGN.md section 4 ("Noise abstentions", step 4). Witness rows often carry
+identifiers the construction program invented (a new ``lab_event_id``, a new
+``icuadmissionid``). A query filtering on such an id (``WHERE lab_event_id =
+99000001``, ``>= 99000000``) sees the witness without ever looking at the
+patient, admission or item, so evidence must be sensitive under TWO witness
+variants that differ only in those fresh identifiers: the task's witness and
+``rekeyed_witness(...)``; a query keyed on the invented ids cannot see both.
+
+Rule:
+    * an id-like column is one whose name ends in ``id`` (``admissionid``,
+      ``lab_event_id``), of a signed integer type;
+    * an integer witness value in such a column is **fresh** when it occurs in
+      no base-table column of that name (any table: an admission that exists
+      but has no DRG row is not fresh in ``drg_codes``) and the task's
+      ``params`` do not name it;
+    * every fresh value ``v`` is mapped, in every witness table and column
+      where it is fresh, to ``~v`` (``-v - 1``: negative for the usual
+      non-negative ids, never ``v``), or when ``~v`` is itself taken (in the
+      base column or among the witness values) to ``~v - k * 1000003`` for the
+      smallest free ``k``. The mapping is deterministic.
+Returns ``None`` when nothing is fresh (the variants would be identical).
+Cached per (process, database file, witness key, params).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping, Sequence
+
+from .sqlsafe import resolved_path, thread_connection
+from .task import WitnessTable
+from .witness import witness_key
+
+_SIGNED = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"})
+_STEP = 1_000_003
+_CACHE: dict[tuple[Any, ...], list[WitnessTable] | None] = {}
+
+
+def _id_like(name: str) -> bool:
+    return name.lower().endswith("id")
+
+
+def rekeyed_witness(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable],
+                    params: Mapping[str, Any] | None = None) -> list[WitnessTable] | None:
+    """The witness with its fresh surrogate ids re-keyed (rule in the module docstring).
+
+    Args:
+        db_path: the base DuckDB file (read through ``sqlsafe.thread_connection``).
+        witness: the task's witness tables.
+        params: the task's ``params`` (values named there are never re-keyed).
+
+    Returns:
+        The re-keyed witness tables, or ``None`` when no value is fresh.
+    """
+    named = tuple(sorted(str(v) for v in (params or {}).values()))
+    key = (os.getpid(), resolved_path(str(db_path)), witness_key(witness), named)
+    if key in _CACHE:
+        return _CACHE[key]
+    result = _rekey(db_path, witness, set(named))
+    if len(_CACHE) >= 4096:
+        _CACHE.clear()
+    _CACHE[key] = result
+    return result
+
+
+def _rekey(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable], named: set[str]) -> list[WitnessTable] | None:
+    con = thread_connection(db_path)
+    cols: dict[str, list[str]] = {}
+    for table, column, dtype in con.execute(
+        "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main'"
+    ).fetchall():
+        if _id_like(column) and dtype in _SIGNED:
+            cols.setdefault(column.lower(), []).append(f'"{table}"."{column}"')
+
+    def occurs(col: str, values: set[int]) -> set[int]:
+        found: set[int] = set()
+        for ref in cols.get(col, []):
+            rest = sorted(values - found)
+            if not rest:
+                break
+            found |= {r[0] for r in con.execute(
+                f"SELECT DISTINCT {ref} FROM {ref.split('.')[0]} WHERE {ref} IN ({', '.join('?' for _ in rest)})", rest).fetchall()}
+        return found
+
+    wanted: dict[str, set[int]] = {}
+    for w in witness:
+        for row in w.rows:
+            for c, v in row.items():
+                if c.lower() in cols and isinstance(v, int) and not isinstance(v, bool) and str(v) not in named:
+                    wanted.setdefault(c.lower(), set()).add(v)
+    fresh = {c: vs - occurs(c, vs) for c, vs in wanted.items()}
+    fresh = {c: vs for c, vs in fresh.items() if vs}
+    if not fresh:
+        return None
+    taken = {v for vs in wanted.values() for v in vs}
+    mapping: dict[int, int] = {}
+    for v in sorted({v for vs in fresh.values() for v in vs}):
+        cand, k = ~v, 0
+        cols_of_v = [c for c, vs in fresh.items() if v in vs]
+        while cand in taken or cand in mapping.values() or any(occurs(c, {cand}) for c in cols_of_v):
+            k += 1
+            cand = ~v - k * _STEP
+        mapping[v] = cand
+    out = []
+    for w in witness:
+        rows = [{c: (mapping[v] if isinstance(v, int) and not isinstance(v, bool) and v in fresh.get(c.lower(), ()) else v) for c, v in row.items()}
+                for row in w.rows]
+        out.append(w.model_copy(update={"rows": rows}))
+    return out
