@@ -84,3 +84,42 @@ def test_export_command_from_verdicts_file(scored, demo_db: Path, tmp_path: Path
         assert lines and len(lines) == len(list(export_records(kind, trajs, verdicts, tasks)))
     res = CliRunner().invoke(app, ["export", "--kind", "sft", "--tasks", str(tasks_file), "--trajectories", str(traj_file), "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and "--verdicts" in res.output
+
+
+def test_duplicate_trajectory_ids_fail_naming_id_and_line(scored, tmp_path: Path):
+    """Two agents' rollouts concatenated (ids ``<task_id>#0`` collide): a typed error, never a silent 0-record export."""
+    from typer.testing import CliRunner
+
+    from verifier.cli import app
+    from verifier.errors import InputError
+    from verifier.export import export_file
+
+    tasks, trajs, verdicts = scored
+    first_agent = trajs[0].trajectory_id.split(":")[0]
+    renamed = [t.model_copy(update={"trajectory_id": f"{t.task_id}#0"}) for t in trajs]
+    dup_at = next(i for i, t in enumerate(trajs) if not t.trajectory_id.startswith(first_agent + ":"))  # second agent's first line
+    dup_id = renamed[dup_at].trajectory_id
+    tasks_file, traj_file, verd_file = tmp_path / "t.jsonl", tmp_path / "tr.jsonl", tmp_path / "v.jsonl"
+    tasks_file.write_text("".join(t.model_dump_json() + "\n" for t in tasks.values()))
+    traj_file.write_text("".join(t.model_dump_json() + "\n" for t in renamed))
+    renamed_verdicts = [dict(verdicts[t.trajectory_id], trajectory_id=r.trajectory_id) for t, r in zip(trajs, renamed)]
+    verd_file.write_text("".join(json.dumps(v) + "\n" for v in renamed_verdicts))
+
+    with pytest.raises(InputError, match="duplicated trajectory_id") as exc:
+        verdict_index(renamed_verdicts)
+    assert exc.value.value == dup_id and exc.value.field == f"verdict {dup_at + 1}: trajectory_id"
+    first_only = verdict_index(renamed_verdicts[:dup_at])
+    out = tmp_path / "sft.jsonl"
+    out.write_text("previous\n")
+    with pytest.raises(InputError, match=r"first at line 1\b") as exc:
+        export_file("sft", traj_file, tasks, out, verdicts=first_only)
+    assert exc.value.value == dup_id and exc.value.field == f"{traj_file}:line {dup_at + 1}: trajectory_id"
+    assert out.read_text() == "previous\n" and sorted(p.name for p in tmp_path.iterdir()) == ["sft.jsonl", "t.jsonl", "tr.jsonl", "v.jsonl"]
+
+    for kind in ("sft", "dpo"):
+        res = CliRunner().invoke(app, ["export", "--kind", kind, "--tasks", str(tasks_file), "--trajectories", str(traj_file),
+                                       "--verdicts", str(verd_file), "--out", str(tmp_path / f"{kind}.out")])
+        text = " ".join(res.output.split())
+        assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+        assert "Traceback" not in res.output and "duplicated trajectory_id" in text and repr(dup_id) in text
+        assert not (tmp_path / f"{kind}.out").exists()

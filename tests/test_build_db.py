@@ -359,6 +359,20 @@ def test_missing_folder(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+@pytest.mark.parametrize("layout", [("hosp",), ("icu",), ("hosp", "icu")])
+def test_no_source_table_at_all_fails(tmp_path: Path, layout: tuple[str, ...]) -> None:
+    """Empty hosp/ and/or icu/ (or only unrelated files): no 0-row database, a SourceDataError naming the folder."""
+    src = tmp_path / "mimic"
+    for module in layout:
+        (src / module).mkdir(parents=True)
+    (src / layout[0] / "README.txt").write_text("not a table")
+    out = tmp_path / "out" / "db.duckdb"
+    with pytest.raises(SourceDataError, match="no source table file") as exc:
+        build_database(src, out)
+    assert str(src) in str(exc.value)
+    assert not out.exists()
+
+
 def test_bad_output_path(tmp_path: Path, mimic_dir: Path) -> None:
     src = _copy_patients(tmp_path, mimic_dir)
     with pytest.raises(InputError, match="folder"):

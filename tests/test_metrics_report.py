@@ -56,3 +56,16 @@ def test_plot_report_writes_a_png(tmp_path: Path):
     out = plot_report(_summary(), tmp_path / "sub" / "report.png", title="t")
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_plot_report_renders_when_a_condition_has_no_verdicts(tmp_path: Path):
+    """Only Clean verdicts (every Noise item an error record): the figure still renders, panels marked (none)."""
+    tasks = {"a-c": _task("a-c", "a", "clean"), "a-n": _task("a-n", "a", "noise", noise_type="record")}
+    records = [_verdict("a-c", i, success=i == 0) for i in range(2)]
+    records.append({"line": 3, "trajectory_id": "a-n#0", "task_id": "a-n", "error": {"type": "SourceDataError", "message": "x", "line": 3}})
+    summary = summarize(records, tasks, ks=(1, 2))
+    assert summary["noise"]["n"] == 0 and not summary.get("by_noise_type")
+    data = plot_report(summary, tmp_path / "report.png").read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    empty = summarize([], tasks, ks=(1,))
+    assert plot_report(empty, tmp_path / "empty.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

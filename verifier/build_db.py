@@ -222,7 +222,8 @@ def build_database(
     Returns:
         A :class:`BuildReport` (per-table rows vs source rows, absent tables, notes).
     Raises:
-        SourceDataError: missing folder, a CSV lacking a column, a truncated or
+        SourceDataError: missing folder, no source table file at all (some
+            absent tables are allowed and reported), a CSV lacking a column, a truncated or
             unreadable file, a value not fitting its type, a row count mismatch,
             a bad MEDS file. Nothing is then left at ``out`` by this build (a file
             already there is left untouched) and the temporary file is removed.
@@ -237,6 +238,10 @@ def build_database(
         raise SourceDataError(mimic_dir, "MIMIC-IV folder not found")
     if not (mimic_dir / "hosp").is_dir() and not (mimic_dir / "icu").is_dir():
         raise SourceDataError(mimic_dir, "neither hosp/ nor icu/ found: not a MIMIC-IV folder")
+    if not any(find_csv(mimic_dir, spec) is not None for spec in schema_tables()):
+        raise SourceDataError(
+            mimic_dir, "no source table file found in hosp/ or icu/ (expected e.g. hosp/patients.csv.gz): nothing to build"
+        )
     if meds is not None and not meds.is_file():
         raise SourceDataError(meds, "MEDS file not found")
     if out.is_dir():

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -34,8 +35,51 @@ def default_mimic_dir() -> Path:
 
 
 def _fail(exc: Exception) -> None:
-    err_console.print(f"[bold red]error:[/] {exc}")
+    if isinstance(exc, OSError) and exc.filename is not None:  # "<file>: No such file or directory"
+        message = f"{exc.filename}: {exc.strerror or exc}"
+    else:
+        message = str(exc)
+    from rich.markup import escape
+
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # "[2]" in a field path is text
     raise typer.Exit(code=2)
+
+
+@contextmanager
+def _cli_errors(*extra: type[BaseException]) -> Iterator[None]:
+    """The CLI boundary: expected failures print ``error: <message>`` and exit with code 2, no traceback.
+
+    Caught: ``VerifierError`` (typed input errors), ``OSError`` (missing or
+    unwritable files, named in the message), ``duckdb.Error``, and ``extra``.
+    """
+    import duckdb
+
+    from .errors import VerifierError
+
+    try:
+        yield
+    except (VerifierError, OSError, duckdb.Error, *extra) as exc:
+        _fail(exc)
+
+
+#: DuckDB's storage magic: bytes 8..11 of every database file.
+_DUCKDB_MAGIC = b"DUCK"
+
+
+def _require_db(db: Path, option: str = "--db") -> None:
+    """Check up front that ``db`` is an existing DuckDB database file.
+
+    Raises:
+        SourceDataError: naming ``option`` and the path: not found, or not a DuckDB database.
+    """
+    from .errors import SourceDataError
+
+    if not db.is_file():
+        raise SourceDataError(db, f"{option}: DuckDB database file not found")
+    with open(db, "rb") as fh:
+        head = fh.read(12)
+    if head[8:12] != _DUCKDB_MAGIC:
+        raise SourceDataError(db, f"{option}: not a DuckDB database file (build one with `ehr-verifier build-db`)")
 
 
 @app.command("schema")
@@ -43,8 +87,9 @@ def schema_cmd(out: Path = typer.Option(..., "--out", help="Folder to write <Nam
     """Write the JSON Schemas of Task, Trajectory and Verdict."""
     from .contract import write_schemas
 
-    for p in write_schemas(out):
-        console.print(f"wrote {p}")
+    with _cli_errors():
+        for p in write_schemas(out):
+            console.print(f"wrote {p}")
 
 
 @app.command("build-db")
@@ -55,12 +100,9 @@ def build_db_cmd(
 ) -> None:
     """Build the renamed, read-only-ready DuckDB database from MIMIC-IV CSVs."""
     from .build_db import build_database, print_summary
-    from .errors import VerifierError
 
-    try:
+    with _cli_errors():
         report = build_database(mimic_dir or default_mimic_dir(), out, chartevents_meds=chartevents_meds, progress=True)
-    except VerifierError as exc:
-        _fail(exc)
     print_summary(report, console)
 
 
@@ -72,7 +114,8 @@ def demo_cmd(
     """Main job on the embedded default: generate the synthetic hospital, build it, and report."""
     from .demo import run_demo
 
-    run_demo(workdir=workdir, seed=seed, console=console)
+    with _cli_errors():
+        run_demo(workdir=workdir, seed=seed, console=console)
 
 
 @app.command("rollout")
@@ -92,15 +135,22 @@ def rollout_cmd(
     """Run an agent on tasks in the environment and log its trajectories (resumable)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from .agents import AGENTS
     from .contract import load_tasks
     from .env import EnvConfig
     from .env.rollout import rollout
-    from .errors import VerifierError
+    from .errors import InputError
 
     options: dict = {}
     if agent == "openai":
         options = {"base_url": base_url, "model": model, "evidence_check": evidence_check}
-    try:
+    with _cli_errors():  # arguments are checked before any progress output
+        if agent not in AGENTS:
+            raise InputError("--agent", agent, f"unknown agent; choose one of {', '.join(sorted(AGENTS))}")
+        for name, value in (("-k", k), ("--workers", workers), ("--max-steps", max_steps)):
+            if value < 1:
+                raise InputError(name, value, "must be >= 1")
+        _require_db(db)
         task_list = list(load_tasks(tasks).values())
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -118,8 +168,6 @@ def rollout_cmd(
                 config=EnvConfig(max_steps=max_steps), verdicts_out=verdicts, on_episode=tick,
             )
             bar.update(job, completed=len(task_list) * k)
-    except VerifierError as exc:
-        _fail(exc)
     console.print(f"{report.episodes} episodes run, {report.skipped} already in {out}; {report.seconds:.1f} s")
     for cond in ("clean", "noise"):
         rate = report.rate(cond)
@@ -140,14 +188,12 @@ def make_tasks_cmd(
     """Build verified Clean-Noise task pairs from the database and write them as JSONL."""
     from .construction import make_tasks, print_summary, write_tasks
     from .construction.rewrite import RewriteConfig
-    from .errors import VerifierError
 
     rewrite = RewriteConfig(base_url=rewrite_url, model=rewrite_model) if rewrite_url else None
-    try:
+    with _cli_errors():
+        _require_db(db)
         tasks, report = make_tasks(db, seed=seed, pairs=pairs, progress=True, rewrite=rewrite)
-    except VerifierError as exc:
-        _fail(exc)
-    n = write_tasks(tasks, out)
+        n = write_tasks(tasks, out)
     print_summary(report, console)
     if report.rewrites:
         console.print(f"rewriting: {report.rewrites}")
@@ -189,12 +235,12 @@ def score_cmd(
     from .batch import verify_file
     from .config import VerifyConfig
     from .contract import load_tasks
-    from .errors import VerifierError
     from .metrics import summarize
     from .report import plot_report, print_report
 
-    try:
+    with _cli_errors(ImportError):
         task_map = load_tasks(tasks)
+        _require_db(db)
         config = VerifyConfig(db_path=str(db), judge=_judge_config(judge, judge_url, judge_model))
         with open(trajectories, "rb") as fh:
             total = sum(1 for _ in fh)
@@ -212,12 +258,10 @@ def score_cmd(
 
             verify_file(trajectories, task_map, db, out / "verdicts.jsonl", workers=workers, backend=backend,  # type: ignore[arg-type]
                         config=config, on_record=tick, item_time_limit_s=item_time_limit)
-    except (VerifierError, ImportError) as exc:
-        _fail(exc)
-    with open(out / "verdicts.jsonl", encoding="utf-8") as fh:
-        summary = summarize((json.loads(line) for line in fh), task_map)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    plot_report(summary, out / "report.png", title=title or trajectories.name)
+        with open(out / "verdicts.jsonl", encoding="utf-8") as fh:
+            summary = summarize((json.loads(line) for line in fh), task_map)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        plot_report(summary, out / "report.png", title=title or trajectories.name)
     print_report(summary, console, title=title)
     console.print(f"wrote {out / 'verdicts.jsonl'}, {out / 'summary.json'}, {out / 'report.png'}")
 
@@ -238,12 +282,14 @@ def export_cmd(
 
     from .batch import iter_lines, verify_batch
     from .contract import load_tasks
-    from .errors import InputError, VerifierError
+    from .errors import InputError
     from .export import export_file, verdict_index
 
-    try:
+    with _cli_errors():
         if kind not in ("sft", "dpo"):
             raise InputError("--kind", kind, "expected sft or dpo")
+        if db is not None:
+            _require_db(db)
         task_map = load_tasks(tasks)
         if verdicts is not None:
             with open(verdicts, encoding="utf-8") as fh:
@@ -263,8 +309,6 @@ def export_cmd(
             finally:
                 con.close()
         n = export_file(kind, trajectories, task_map, out, verdicts=index, schema=schema, max_pairs_per_task=max_pairs)  # type: ignore[arg-type]
-    except VerifierError as exc:
-        _fail(exc)
     console.print(f"wrote {n} {kind} record(s) to {out}")
 
 

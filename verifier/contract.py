@@ -79,6 +79,8 @@ def load_tasks(path: str | Path) -> dict[str, Task]:
 
     Raises:
         InputError: on a bad line or a duplicated ``task_id``.
+        FileNotFoundError: when ``path`` does not exist (``OSError`` when it
+            cannot be read); the CLI reports it as ``error: <path>: ...``.
     """
     tasks: dict[str, Task] = {}
     for task in read_jsonl(path, Task):

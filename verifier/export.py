@@ -157,28 +157,69 @@ def export_file(
     """Write ``export_records`` to ``out`` as JSONL; returns the number of lines.
 
     Lines of ``trajectories_path`` that are not valid trajectories are skipped
-    (they have error records, not verdicts).
+    (they have error records, not verdicts). ``out`` is replaced only when the
+    export succeeds.
+
+    Raises:
+        InputError: two lines share a ``trajectory_id`` (e.g. two agents'
+            rollouts concatenated, both ``<task_id>#0``): verdicts are matched
+            by id, so the export would pair the wrong verdicts. Field
+            ``<path>:line N: trajectory_id``, value the id.
+        OSError: ``trajectories_path`` unreadable or ``out`` not writable.
     """
     from .contract import validate
     from .errors import InputError
 
     def trajs() -> Iterator[Trajectory]:
+        first_line: dict[str, int] = {}
         with open(trajectories_path, encoding="utf-8") as fh:
-            for line in fh:
+            for n, line in enumerate(fh, start=1):
                 if line.strip():
                     try:
-                        yield validate(Trajectory, line)
+                        traj = validate(Trajectory, line)
                     except InputError:
                         continue
+                    if traj.trajectory_id in first_line:
+                        raise InputError(
+                            f"{trajectories_path}:line {n}: trajectory_id", traj.trajectory_id,
+                            f"duplicated trajectory_id (first at line {first_line[traj.trajectory_id]}); verdicts are "
+                            "matched by id, so give every trajectory a unique id (e.g. prefix each agent's ids)",
+                        )
+                    first_line[traj.trajectory_id] = n
+                    yield traj
 
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp")
     n = 0
-    with open(out, "w", encoding="utf-8") as fh:
-        for rec in export_records(kind, trajs(), verdicts, tasks, schema=schema, max_pairs_per_task=max_pairs_per_task):
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            n += 1
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for rec in export_records(kind, trajs(), verdicts, tasks, schema=schema, max_pairs_per_task=max_pairs_per_task):
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                n += 1
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
     return n
 
 
 def verdict_index(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """``{trajectory_id: verdict record}`` from verdict/error records (error records skipped)."""
-    return {str(r["trajectory_id"]): dict(r) for r in records if "error" not in r and r.get("trajectory_id") is not None}
+    """``{trajectory_id: verdict record}`` from verdict/error records (error records skipped).
+
+    Raises:
+        InputError: two verdicts share a ``trajectory_id`` (field
+            ``verdict N: trajectory_id``, N counting records from 1, i.e. the
+            line of ``verdicts.jsonl`` and of the scored trajectories file).
+    """
+    from .errors import InputError
+
+    index: dict[str, dict[str, Any]] = {}
+    first: dict[str, int] = {}
+    for n, r in enumerate(records, start=1):
+        if "error" in r or r.get("trajectory_id") is None:
+            continue
+        tid = str(r["trajectory_id"])
+        if tid in index:
+            raise InputError(f"verdict {n}: trajectory_id", tid,
+                             f"duplicated trajectory_id (first at verdict {first[tid]}); give every trajectory a unique id")
+        index[tid], first[tid] = dict(r), n
+    return index

@@ -198,6 +198,8 @@ def plot_report(summary: Mapping[str, Any], out: str | Path, *, title: str = "")
 
     Panels: (1) success by noise type, Noise tasks vs their Clean twins;
     (2) Clean vs Noise success by scope; (3) pass@k and pass^k against k.
+    A panel without data (no Noise verdicts, no scopes, no pass@k) is drawn
+    empty (an "(none)" slot) rather than failing.
 
     Args:
         summary: ``summarize`` output.
@@ -217,12 +219,14 @@ def plot_report(summary: Mapping[str, Any], out: str | Path, *, title: str = "")
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
 
     def bars(ax: Any, groups: list[str], clean: list[float | None], noise: list[float | None], ttl: str) -> None:
+        if not groups:  # e.g. no Noise verdicts at all: one empty "(none)" slot, so ticks and labels agree
+            groups, clean, noise = ["(none)"], [None], [None]
         xs = range(len(groups))
         w = 0.38
         ax.bar([x - w / 2 for x in xs], [0 if v is None else 100 * v for v in clean], w, label="Clean", color="#4C72B0")
         ax.bar([x + w / 2 for x in xs], [0 if v is None else 100 * v for v in noise], w, label="Noise", color="#DD8452")
         ax.set_xticks(list(xs))
-        ax.set_xticklabels(groups or ["(none)"])
+        ax.set_xticklabels(groups)
         ax.set_ylim(0, 120)
         ax.set_yticks(range(0, 101, 20))
         ax.set_ylabel("success (%)")
@@ -245,10 +249,10 @@ def plot_report(summary: Mapping[str, Any], out: str | Path, *, title: str = "")
         ax.set_xscale("log", base=2)
         ax.set_xticks(ks)
         ax.set_xticklabels([str(k) for k in ks])
+        ax.legend(loc="lower left", fontsize=8)
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("k (samples per task)")
     ax.set_title("pass@k and pass^k")
-    ax.legend(loc="lower left", fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
