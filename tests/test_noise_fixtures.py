@@ -169,6 +169,7 @@ def test_wrong_scope_never_counts_on_the_synthetic_hospital(synth_db: Path, synt
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
+    from verifier.render import render_result
     from verifier.sqlsafe import run_query, thread_connection
 
     task = synth_cases[0][0]
@@ -191,7 +192,9 @@ def test_wrong_scope_never_counts_on_the_synthetic_hospital(synth_db: Path, synt
             a, i = (a if a != adm else admissions[0] if admissions[0] != adm else admissions[1]), item
         else:
             a, i = adm, (i if i != item else items[0] if items[0] != item else items[1])
-        steps = [{"index": 1, "kind": "sql", "code": template.format(a=a, i=i)}]
+        sql = template.format(a=a, i=i)
+        seen = run_query(con, sql, time_limit_s=10, row_cap=10_000)  # the output the agent saw
+        steps = [{"index": 1, "kind": "sql", "code": sql, "output": render_result(seen.columns, seen.rows)}]
         traj = Trajectory.model_validate({"trajectory_id": "w", "task_id": task.task_id, "steps": steps, "final_response": final})
         v = verify(traj, task, VerifyConfig(db_path=str(synth_db)))
         assert not v.success and v.reasons[0].value in ("EVIDENCE_NOT_SENSITIVE", "EVIDENCE_DOES_NOT_SHOW_GAP"), (steps, v.reasons)
