@@ -518,15 +518,15 @@ def test_queries_on_the_witness_invented_ids_are_not_evidence(db: Path) -> None:
     """Loophole: a witness row's fresh surrogate id (lab_event_id 9999, absent from the
     base) can be guessed; a query on it saw the witness without looking at the admission
     or item. It must be sensitive under the re-keyed witness too (verifier.witness_rekey)."""
-    from verifier.witness_rekey import rekeyed_witness
+    from verifier.witness_rekey import rekeyed_witness, task_named_values
 
     task = _task()
-    rekeyed = rekeyed_witness(db, task.reference.witness, task.params)
+    rekeyed = rekeyed_witness(db, task.reference.witness, task_named_values(task))
     assert rekeyed is not None
     row, new = task.reference.witness[0].rows[0], rekeyed[0].rows[0]
     assert new["lab_event_id"] == ~row["lab_event_id"]  # the fresh id is re-keyed ...
     assert {k: v for k, v in new.items() if k != "lab_event_id"} == {k: v for k, v in row.items() if k != "lab_event_id"}  # ... nothing else
-    assert rekeyed_witness(db, task.reference.witness, task.params) is rekeyed  # cached per task
+    assert rekeyed_witness(db, task.reference.witness, task_named_values(task)) is rekeyed  # cached per task
     for attack in ("SELECT count(*) AS n FROM lab_events WHERE lab_event_id = 9999",
                    "SELECT count(*) AS n FROM lab_events WHERE lab_event_id >= 9000"):
         assert _reasons(db, _traj([(attack, None)])) == ["EVIDENCE_NOT_SENSITIVE"], attack
@@ -534,6 +534,9 @@ def test_queries_on_the_witness_invented_ids_are_not_evidence(db: Path) -> None:
     # ids that exist in the base (admission 7, patient 1007, item 3) are never re-keyed
     existing = WitnessTable(table="lab_events", rows=[{"lab_event_id": 1, "patientid": 1007, "admissionid": 7, "itemid": 3}])
     assert rekeyed_witness(db, [existing]) is None
+    # nor is an id the task itself names (its question, params, requirement): it is the scope
+    assert rekeyed_witness(db, task.reference.witness, {"9999"}) is None
+    assert "9999" in task_named_values(_task(question="First potassium of lab event 9999?"))
 
 
 def test_sql_the_agent_never_saw_is_not_evidence(db: Path) -> None:

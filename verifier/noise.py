@@ -68,7 +68,7 @@ from .sqlsafe import QueryFailed, QueryResult, execute_checked, parse_checked, t
 from .task import Task
 from .trajectory import Trajectory
 from .witness import compare, for_overlay, overlay_for, overlay_shape, tables_read
-from .witness_rekey import rekeyed_witness
+from .witness_rekey import rekeyed_witness, task_named_values
 
 #: Per-query status -> reason code, in reporting order.
 STATUS_CODES: dict[str, ReasonCode] = {
@@ -198,7 +198,7 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
     if s.shows_gap:
         # the same check on the re-keyed witness (fresh surrogate ids changed): a query
         # keyed on the witness's invented ids cannot see both variants (verifier.witness_rekey)
-        rekeyed = rekeyed_witness(db, witness, task.params)
+        rekeyed = rekeyed_witness(db, witness, task_named_values(task))
         if rekeyed is not None:
             try:
                 r_over = _on_overlay(db, rekeyed, safe, limit, cap)

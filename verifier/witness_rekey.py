@@ -13,24 +13,26 @@ Rule:
       ``lab_event_id``), of a signed integer type;
     * an integer witness value in such a column is **fresh** when it occurs in
       no base-table column of that name (any table: an admission that exists
-      but has no DRG row is not fresh in ``drg_codes``) and the task's
-      ``params`` do not name it;
+      but has no DRG row is not fresh in ``drg_codes``) and the task does not
+      name it (``task_named_values``: its params, its unmet requirement's
+      scope, and integers written in its question, statement or key terms);
     * every fresh value ``v`` is mapped, in every witness table and column
       where it is fresh, to ``~v`` (``-v - 1``: negative for the usual
       non-negative ids, never ``v``), or when ``~v`` is itself taken (in the
       base column or among the witness values) to ``~v - k * 1000003`` for the
       smallest free ``k``. The mapping is deterministic.
 Returns ``None`` when nothing is fresh (the variants would be identical).
-Cached per (process, database file, witness key, params).
+Cached per (process, database file, witness key, named values).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Sequence
+import re
+from typing import Any, Iterable, Sequence
 
 from .sqlsafe import resolved_path, thread_connection
-from .task import WitnessTable
+from .task import Task, WitnessTable
 from .witness import witness_key
 
 _SIGNED = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"})
@@ -42,19 +44,28 @@ def _id_like(name: str) -> bool:
     return name.lower().endswith("id")
 
 
+def task_named_values(task: Task) -> frozenset[str]:
+    """The values a task names, as text: ``params`` and unmet-requirement ``scope``
+    values, and the integers written in its question, statement and key terms."""
+    req = task.reference.unmet_requirement
+    values = [*task.params.values(), *(req.scope.values() if req else ())]
+    texts = [task.question, *((req.statement, *req.key_terms) if req else ())]
+    return frozenset([str(v) for v in values] + [m for t in texts for m in re.findall(r"(?<![\d.])\d+(?![\d.])", t)])
+
+
 def rekeyed_witness(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable],
-                    params: Mapping[str, Any] | None = None) -> list[WitnessTable] | None:
+                    named_values: Iterable[str] = ()) -> list[WitnessTable] | None:
     """The witness with its fresh surrogate ids re-keyed (rule in the module docstring).
 
     Args:
         db_path: the base DuckDB file (read through ``sqlsafe.thread_connection``).
         witness: the task's witness tables.
-        params: the task's ``params`` (values named there are never re-keyed).
+        named_values: values the task names, as text (``task_named_values``); never re-keyed.
 
     Returns:
         The re-keyed witness tables, or ``None`` when no value is fresh.
     """
-    named = tuple(sorted(str(v) for v in (params or {}).values()))
+    named = tuple(sorted(set(named_values)))
     key = (os.getpid(), resolved_path(str(db_path)), witness_key(witness), named)
     if key in _CACHE:
         return _CACHE[key]
