@@ -10,6 +10,7 @@ with DuckDB; no dependency on the database builder. Units listed in
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
@@ -72,3 +73,40 @@ def test_every_demo_unit_parses_or_is_documented(demo_units: dict[str, set[str]]
     print(f"\ndemo unit strings: {len(demo_units)}, parsed {parsed}, documented as unparsed {len(demo_units) - parsed - len(problems)}")
     assert len(demo_units) > 50, "too few unit strings read from the demo"
     assert not problems, "units neither parsed nor in rules/unparsed_units.toml:\n" + "\n".join(problems)
+
+
+def test_every_demo_unit_matches_itself(demo_units: dict[str, set[str]]) -> None:
+    """A value written with the unit exactly as the database stores it matches that reference.
+
+    Regression: ``"1 NEB"`` (prescriptions dose unit of a nebulised dose, refused
+    on purpose by the unit parser) used to fail as INCOMPATIBLE_UNIT against the
+    reference ``1 NEB``. Identical spellings are the identity conversion, parsed
+    or not; a different value still fails, and a different dose form never converts.
+    """
+    from verifier.answers import QuantityAnswer
+    from verifier.match.numbers import match_quantity
+    from verifier.reasons import ReasonCode
+    from verifier.task import AnswerPolicy
+
+    from verifier.match.extract import _STOP
+
+    policy = AnswerPolicy()
+    failures, skipped = [], []
+    for unit in sorted(demo_units):
+        words = unit.split()
+        if not words or not re.match(r"[A-Za-zµμ°º%#/\[{]", unit) or any(w.casefold() in _STOP for w in words):
+            # not readable as a unit in free text by design (verifier.match.extract): '+/-',
+            # 'in' (inch, also an English word), 'MD to order daily dose' (an instruction)
+            skipped.append(unit)
+            continue
+        ref = QuantityAnswer(value=2.5, unit=unit, decimals=1)
+        got = match_quantity(f"2.5 {unit}", ref, policy)
+        if not got.ok:
+            failures.append(f"{unit!r}: {got.reasons} {got.details}")
+        wrong = match_quantity(f"7.5 {unit}", ref, policy)
+        assert not wrong.ok, f"7.5 {unit} matched 2.5 {unit}"
+    assert not failures, "units that do not match themselves:\n" + "\n".join(failures)
+    assert len(skipped) <= 5, f"too many demo units unreadable in free text: {skipped}"
+    neb = QuantityAnswer(value=1, unit="NEB", decimals=0)
+    assert match_quantity("1 neb", neb, policy).ok
+    assert match_quantity("1 TAB", neb, policy).reasons == (ReasonCode.INCOMPATIBLE_UNIT,)

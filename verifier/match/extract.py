@@ -36,8 +36,7 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from ..errors import UnitError
-from ..units import parse_unit
+from ..units import is_unit_spelling
 
 _NUM = r"[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+\-]?\d+)?|[+\-−]?\.\d+(?:[eE][+\-]?\d+)?"
 NUMBER_RE = re.compile(rf"(?<![\w.])({_NUM})(?:\s*[x×]\s*10\s*(?:\^|\*\*)\s*([+\-]?\d+)(?!\s*/))?(\s*%)?")
@@ -266,9 +265,7 @@ def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
             continue
         if not re.match(r"[A-Za-zµμ°º%#/\[{]|[x×]\s*10|10[*^]", cand):
             continue
-        try:
-            parse_unit(cand)
-        except UnitError:
+        if not is_unit_spelling(cand):
             continue
         return cand, pos + words[0].start() + len(cand)
     return None, pos
@@ -285,14 +282,9 @@ def _quantities_cached(text: str) -> tuple[QuantityToken, ...]:
     m = _SIMPLE_Q.match(text)
     if m is not None:  # fast path: "5.2", "5.2 mEq/L", "35.2%"
         raw, unit = m[1], m[2]
-        if unit is None or unit.casefold() not in _STOP:
-            try:
-                if unit is not None:
-                    parse_unit(unit)
-                value, decimals = _to_float(raw)
-                return (QuantityToken(value, unit, decimals, 0, len(text)),)
-            except UnitError:
-                pass
+        if unit is None or (unit.casefold() not in _STOP and is_unit_spelling(unit)):
+            value, decimals = _to_float(raw)
+            return (QuantityToken(value, unit, decimals, 0, len(text)),)
     masked = _mask(text, [(t.start, t.end) for t in _datetimes_cached(text)])
     out: list[QuantityToken] = []
     for m in NUMBER_RE.finditer(masked):

@@ -208,6 +208,34 @@ def _bridges(analyte: str | None) -> list[tuple[object, str]]:
     return out
 
 
+def _same_spelling(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` spell one unit (see ``linear_converter``)."""
+    a, b = " ".join(a.split()), " ".join(b.split())
+    if a == b:
+        return bool(a)
+    return a.casefold() == b.casefold() and a.casefold() in _refused_folded()
+
+
+def is_unit_spelling(text: str) -> bool:
+    """Whether ``text`` is a unit: it parses, or it is a unit refused on purpose.
+
+    Units listed in ``rules/unparsed_units.toml`` (dose forms such as ``NEB``,
+    ``TAB``; log-scale viral loads; ``mg PE``) are units of the record even
+    though they never convert: answer extraction must keep them attached to
+    their number, so that ``1 NEB`` compares with a ``1 NEB`` reference (the
+    identity, see ``linear_converter``) and ``1 TAB`` against it is
+    ``INCOMPATIBLE_UNIT``, not a unitless 1. Case-insensitive for listed units.
+    """
+    if " ".join(text.split()).casefold() in _refused_folded():
+        return True
+    return not isinstance(_parse_cached(text), str)
+
+
+@lru_cache(maxsize=1)
+def _refused_folded() -> frozenset[str]:
+    return frozenset(" ".join(k.split()).casefold() for k in _spellings()[2])
+
+
 @lru_cache(maxsize=8192)
 def linear_converter(src: str, dst: str, analyte: str | None = None) -> Conversion:
     """The cached affine map from unit ``src`` to unit ``dst``.
@@ -219,8 +247,14 @@ def linear_converter(src: str, dst: str, analyte: str | None = None) -> Conversi
 
     Returns:
         A :class:`Conversion`; never raises for bad units (``error`` says why),
-        so that failures are cached too.
+        so that failures are cached too. Two spellings of the same unit
+        (equal after collapsing whitespace; case-insensitively for the dose
+        forms and other units refused on purpose in
+        ``rules/unparsed_units.toml``, such as ``NEB`` and ``neb``) give the
+        identity map without parsing: "1 NEB" is "1 NEB" whatever a NEB is.
     """
+    if _same_spelling(src, dst):
+        return Conversion()
     try:
         s, d = parse_unit(src), parse_unit(dst)
     except UnitError as exc:
