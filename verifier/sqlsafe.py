@@ -44,6 +44,7 @@ from typing import Any
 import duckdb
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
 from .errors import InputError, SourceDataError, UnsafeQueryError, VerifierError
@@ -275,7 +276,21 @@ def _walk_checks(sql: str, root: exp.Expression) -> None:
                 raise UnsafeQueryError(sql, f"function {name}() reads files, secrets or settings, or runs SQL; not allowed")
 
 
-def token_key(sql: str, dialect: str = "duckdb") -> tuple[tuple[str, str], ...] | None:
+def tokenize(sql: str, dialect: str = "duckdb") -> list[Any] | None:
+    """sqlglot's tokens of ``sql`` in ``dialect``, or ``None`` when sqlglot cannot
+    tokenize it, the dialect is unknown or the text exceeds ``MAX_QUERY_CHARS``.
+    Tokenize once, then pass the list to ``token_key`` and ``parse_checked``."""
+    from sqlglot.dialects.dialect import Dialect
+
+    if len(sql) > MAX_QUERY_CHARS:
+        return None  # parse_checked rejects it
+    try:
+        return Dialect.get_or_raise(dialect).tokenize(sql)
+    except Exception:  # noqa: BLE001 - no tokens: callers analyse the text itself
+        return None
+
+
+def token_key(sql: str, dialect: str = "duckdb", tokens: list[Any] | None = None) -> tuple[tuple[str, str], ...] | None:
     """The token stream sqlglot's parser would see for ``sql``, as a hashable key.
 
     Each token is ``(type, text)``: keyword tokens (whose text, upper-cased with
@@ -291,6 +306,7 @@ def token_key(sql: str, dialect: str = "duckdb") -> tuple[tuple[str, str], ...] 
     Args:
         sql: query text in ``dialect``.
         dialect: one of ``DIALECTS``.
+        tokens: ``tokenize(sql, dialect)`` when the caller already has it.
 
     Returns:
         The key (a tuple of ``(str, str)`` pairs), or ``None`` when sqlglot
@@ -298,14 +314,11 @@ def token_key(sql: str, dialect: str = "duckdb") -> tuple[tuple[str, str], ...] 
     """
     from sqlglot.dialects.dialect import Dialect
 
-    if len(sql) > MAX_QUERY_CHARS:
-        return None  # parse_checked rejects it
-    try:
-        d = Dialect.get_or_raise(dialect)
-        tokens = d.tokenize(sql)
-    except Exception:  # noqa: BLE001 - no key: the caller analyses the text itself
-        return None
-    keywords = d.tokenizer_class.KEYWORDS
+    if tokens is None:
+        tokens = tokenize(sql, dialect)
+        if tokens is None:
+            return None
+    keywords = Dialect.get_or_raise(dialect).tokenizer_class.KEYWORDS
     out = []
     for tok in tokens:
         text = " ".join(tok.text.split()).upper()
@@ -316,8 +329,11 @@ def token_key(sql: str, dialect: str = "duckdb") -> tuple[tuple[str, str], ...] 
     return tuple(out)
 
 
-def parse_checked(sql: str, dialect: str = "duckdb") -> tuple[str, exp.Expression]:
+def parse_checked(sql: str, dialect: str = "duckdb", *, tokens: list[Any] | None = None) -> tuple[str, exp.Expression]:
     """``check_read_only`` that also returns the checked syntax tree.
+
+    ``tokens``, when given, must be ``tokenize(sql, dialect)``: the parse then
+    reuses them instead of tokenizing the text again (same result).
 
     Returns:
         ``(duckdb_sql, tree)``; the tree is the caller's to inspect (for
@@ -338,7 +354,11 @@ def parse_checked(sql: str, dialect: str = "duckdb") -> tuple[str, exp.Expressio
         text = f"DESCRIBE {show_table.group(1)}"
         return text, sqlglot.parse_one(text, read="duckdb")
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        if tokens is None:
+            parsed = sqlglot.parse(sql, read=dialect)
+        else:  # what sqlglot.parse does after tokenizing (Dialect.parse)
+            parsed = Dialect.get_or_raise(dialect).parser().parse(tokens, sql)
+        statements = [s for s in parsed if s is not None]
     except (ParseError, TokenError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UnsafeQueryError(sql, f"not parseable as {dialect} SQL: {first}") from None

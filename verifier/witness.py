@@ -163,10 +163,12 @@ class Overlay:
             self.con.execute(f"CREATE TEMP TABLE __witness_{i} ({', '.join(f'{_q(c)} {t}' for c, t in cols)})")
             lowered = [{k.lower(): v for k, v in row.items()} for row in w.rows]
             try:
-                self.con.executemany(
-                    f"INSERT INTO {wname} VALUES ({', '.join('?' for _ in cols)})",
-                    [[row.get(c.lower()) for c, _ in cols] for row in lowered],
-                )
+                # one statement for all rows (executemany costs a statement per row)
+                one = f"({', '.join('?' for _ in cols)})"
+                self.con.execute(
+                    f"INSERT INTO {wname} VALUES {', '.join(one for _ in lowered)}",
+                    [row.get(c.lower()) for row in lowered for c, _ in cols],
+                ) if lowered else None
             except duckdb.Error as exc:
                 raise InputError(f"reference.witness[{i}].rows", w.rows, f"rows do not fit table {w.table!r}: {exc}") from None
             src = sources.get(table, f"SELECT * FROM {BASE_ALIAS}.main.{_q(table)}")
@@ -174,8 +176,8 @@ class Overlay:
                 cond = " AND ".join(f"x.{_q(names[k.lower()])} IS NOT DISTINCT FROM b.{_q(names[k.lower()])}" for k in w.key)
                 src = f"SELECT * FROM ({src}) b WHERE NOT EXISTS (SELECT 1 FROM {wname} x WHERE {cond})"
             sources[table] = f"{src} UNION ALL SELECT * FROM {wname}"
-        for table, src in sources.items():
-            self.con.execute(f"CREATE TEMP VIEW {_q(table)} AS {src}")
+        if sources:
+            self.con.execute("; ".join(f"CREATE TEMP VIEW {_q(table)} AS {src}" for table, src in sources.items()))
         return list(sources)
 
     def close(self) -> None:

@@ -76,21 +76,44 @@ def rekeyed_witness(db_path: str | os.PathLike[str], witness: Sequence[WitnessTa
     return result
 
 
+def _id_columns(con: Any, db_key: str) -> dict[str, list[tuple[str, int | None, int | None]]]:
+    """``{lower-cased id-like column name: [('"table"."column"', min, max), ...]}`` of
+    the base database's signed-integer id-like columns, with each column's value
+    range (``None`` for an empty column); cached per process and file. A value
+    outside a column's range is known absent from it without a query."""
+    key = (os.getpid(), db_key)
+    found = _COLUMNS.get(key)
+    if found is None:
+        by_table: dict[str, list[str]] = {}
+        for table, column, dtype in con.execute(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' "
+            "ORDER BY table_name, column_index"
+        ).fetchall():
+            if _id_like(column) and dtype in _SIGNED:
+                by_table.setdefault(table, []).append(column)
+        found = {}
+        for table, columns in by_table.items():
+            aggs = ", ".join(f'min("{c}"), max("{c}")' for c in columns)
+            row = con.execute(f'SELECT {aggs} FROM "{table}"').fetchone()
+            for i, c in enumerate(columns):
+                found.setdefault(c.lower(), []).append((f'"{table}"."{c}"', row[2 * i], row[2 * i + 1]))
+        _COLUMNS[key] = found
+    return found
+
+
+_COLUMNS: dict[tuple[int, str], dict[str, list[tuple[str, int | None, int | None]]]] = {}
+
+
 def _rekey(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable], named: set[str]) -> list[WitnessTable] | None:
     con = thread_connection(db_path)
-    cols: dict[str, list[str]] = {}
-    for table, column, dtype in con.execute(
-        "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main'"
-    ).fetchall():
-        if _id_like(column) and dtype in _SIGNED:
-            cols.setdefault(column.lower(), []).append(f'"{table}"."{column}"')
+    cols = _id_columns(con, resolved_path(str(db_path)))
 
     def occurs(col: str, values: set[int]) -> set[int]:
         found: set[int] = set()
-        for ref in cols.get(col, []):
-            rest = sorted(values - found)
+        for ref, lo, hi in cols.get(col, []):
+            rest = sorted(v for v in values - found if lo is not None and lo <= v <= hi)
             if not rest:
-                break
+                continue  # every value left is outside this column's range: absent
             found |= {r[0] for r in con.execute(
                 f"SELECT DISTINCT {ref} FROM {ref.split('.')[0]} WHERE {ref} IN ({', '.join('?' for _ in rest)})", rest).fetchall()}
         return found
