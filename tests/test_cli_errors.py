@@ -122,3 +122,15 @@ def test_real_process_prints_no_traceback(files):
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     assert proc.stderr.strip().startswith("error:") and "nope.jsonl" in proc.stderr
+
+
+@pytest.mark.parametrize("bad_line", ['{"trajectory_id": "a-c#0", "succ', '[1, 2]'])
+def test_export_malformed_verdicts_line_names_file_and_line(files, tmp_path: Path, bad_line: str):
+    """A truncated or hand-edited verdicts.jsonl fails with its file and line, and writes nothing."""
+    verdicts = tmp_path / "verdicts.jsonl"
+    verdicts.write_text('{"trajectory_id": "a-c#0", "task_id": "a-c", "success": true}\n' + bad_line + "\n")
+    out = tmp_path / "sft.jsonl"
+    res, text = _run("export", "--kind", "sft", "--tasks", files["tasks"], "--trajectories", files["trajs"],
+                     "--verdicts", verdicts, "--out", out)
+    _assert_clean_failure(res, text, f"{verdicts}:line 2")
+    assert not out.exists()

@@ -278,12 +278,10 @@ def export_cmd(
     max_pairs: Optional[int] = typer.Option(None, "--max-pairs-per-task", help="dpo: at most this many pairs per task."),
 ) -> None:
     """Export training data: SFT chat examples or DPO preference pairs (the reference is never included)."""
-    import json
-
     from .batch import iter_lines, verify_batch
     from .contract import load_tasks
     from .errors import InputError
-    from .export import export_file, verdict_index
+    from .export import export_file, read_verdicts, verdict_index
 
     with _cli_errors():
         if kind not in ("sft", "dpo"):
@@ -292,8 +290,7 @@ def export_cmd(
             _require_db(db)
         task_map = load_tasks(tasks)
         if verdicts is not None:
-            with open(verdicts, encoding="utf-8") as fh:
-                index = verdict_index(json.loads(line) for line in fh if line.strip())
+            index = verdict_index(read_verdicts(verdicts))
         elif db is not None:
             index = verdict_index(verify_batch(iter_lines(trajectories), task_map, db, workers=workers))
         else:

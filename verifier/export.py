@@ -202,6 +202,30 @@ def export_file(
     return n
 
 
+def read_verdicts(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records of a ``verdicts.jsonl`` (``ehr-verifier score`` output), one per non-blank line.
+
+    Raises:
+        InputError: a line is not a JSON object (field ``<path>:line N``, value
+            the line's first 200 characters); a truncated or hand-edited file
+            fails here with its line, not deep inside the export.
+        OSError: the file cannot be read.
+    """
+    from .errors import InputError
+
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:line {n}", line.strip()[:200], f"not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise InputError(f"{path}:line {n}", line.strip()[:200], "expected a verdict or error record (a JSON object)")
+            yield record
+
+
 def verdict_index(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """``{trajectory_id: verdict record}`` from verdict/error records (error records skipped).
 
