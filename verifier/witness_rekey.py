@@ -17,16 +17,27 @@ Rule:
       name it (``task_named_values``: its params, its unmet requirement's
       scope, and integers written in its question, statement or key terms);
     * every fresh value ``v`` is mapped, in every witness table and column
-      where it is fresh, to ``~v`` (``-v - 1``: negative for the usual
-      non-negative ids, never ``v``), or when ``~v`` is itself taken (in the
-      base column or among the witness values) to ``~v - k * 1000003`` for the
-      smallest free ``k``. The mapping is deterministic.
+      where it is fresh, to a **hole inside the base range**: a value strictly
+      between the smallest and largest base value of those columns that
+      occurs in none of them and is no witness value, drawn by up to
+      ``HOLE_PROBES`` deterministic pseudo-random probes (SHA-256 of the
+      witness key, ``v`` and the probe number). Construction invents ids past
+      the base's largest one (``max(id) + 1``), so a query covering everything
+      outside the base's range (``id > max OR id < 0``) sees the task's
+      witness but not the re-keyed one; covering both would mean enumerating
+      the base's ids (queries are capped at ``sqlsafe.MAX_QUERY_CHARS``);
+    * when the column has no hole (dense ids) or no base values, ``v`` maps to
+      ``~v`` (``-v - 1``: negative for the usual non-negative ids, never
+      ``v``), or when ``~v`` is itself taken (in the base column or among the
+      witness values) to ``~v - k * 1000003`` for the smallest free ``k``.
+    The mapping is deterministic (the same in every process and run).
 Returns ``None`` when nothing is fresh (the variants would be identical).
 Cached per (process, database file, witness key, named values).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from typing import Any, Iterable, Sequence
@@ -130,16 +141,41 @@ def _rekey(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable], nam
         return None
     taken = {v for vs in wanted.values() for v in vs}
     mapping: dict[int, int] = {}
+    seed = witness_key(witness)
     for v in sorted({v for vs in fresh.values() for v in vs}):
-        cand, k = ~v, 0
         cols_of_v = [c for c, vs in fresh.items() if v in vs]
-        while cand in taken or cand in mapping.values() or any(occurs(c, {cand}) for c in cols_of_v):
-            k += 1
-            cand = ~v - k * _STEP
-        mapping[v] = cand
+
+        def free(cand: int) -> bool:
+            return cand not in taken and cand not in mapping.values() and not any(occurs(c, {cand}) for c in cols_of_v)
+
+        mapping[v] = _hole(v, cols_of_v, cols, free, seed)
     out = []
     for w in witness:
         rows = [{c: (mapping[v] if isinstance(v, int) and not isinstance(v, bool) and v in fresh.get(c.lower(), ()) else v) for c, v in row.items()}
                 for row in w.rows]
         out.append(w.model_copy(update={"rows": rows}))
     return out
+
+
+#: Pseudo-random probes for a hole inside the base range before falling back to ``~v``.
+HOLE_PROBES = 16
+
+
+def _hole(v: int, cols_of_v: list[str], cols: dict[str, list[tuple[str, int | None, int | None]]],
+          free: Any, seed: str) -> int:
+    """The re-keyed value of fresh ``v`` (rule in the module docstring); ``free(c)``
+    says whether ``c`` is unused in the base columns and the witness."""
+    bounds = [(lo, hi) for c in cols_of_v for _, lo, hi in cols.get(c, []) if lo is not None]
+    if bounds:
+        lo, hi = min(b[0] for b in bounds), max(b[1] for b in bounds)
+        span = hi - lo - 1  # values strictly between lo and hi
+        for probe in range(HOLE_PROBES if span > 0 else 0):
+            digest = hashlib.sha256(f"{seed}|{v}|{probe}".encode()).digest()
+            cand = lo + 1 + int.from_bytes(digest[:8], "big") % span
+            if free(cand):
+                return cand
+    cand, k = ~v, 0
+    while not free(cand):
+        k += 1
+        cand = ~v - k * _STEP
+    return cand

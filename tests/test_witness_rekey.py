@@ -1,0 +1,74 @@
+"""Re-keyed witness variants on the real MIMIC-IV demo (verifier.witness_rekey).
+
+Construction invents surrogate ids past the base's largest one (``max(lab_event_id) + 1``).
+A query that looks only beyond the base's id range (``> max OR < 0``) sees such a witness
+row without looking at the patient, admission or item; re-keyed ids fall in holes inside
+the base range, so that query cannot see both variants and is not evidence, while the
+oracle's scoped evidence query still qualifies.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.agents.evidence import evidence_query
+from verifier.agents.reference_agents import abstention_reasoning
+from verifier.agents.format import tagged_response
+from verifier.config import VerifyConfig
+from verifier.render import render_result
+from verifier.sqlsafe import run_query, thread_connection
+from verifier.trajectory import Step, Trajectory
+from verifier.verify import verify
+from verifier.witness_rekey import rekeyed_witness, task_named_values
+
+
+def _seen_step(db: Path, index: int, sql: str) -> Step:
+    res = run_query(thread_connection(db), sql, time_limit_s=30, row_cap=1000)
+    return Step(index=index, kind="sql", code=sql, output=render_result(res.columns, res.rows),
+                columns=list(res.columns), rows=[[v if v is None or isinstance(v, (bool, int, float, str)) else str(v) for v in r]
+                                                 for r in res.rows])
+
+
+def _invented_lab_event_tasks(demo_db: Path, demo_tasks: list) -> list:
+    top = thread_connection(demo_db).execute("SELECT max(lab_event_id) FROM lab_events").fetchone()[0]
+    return [t for t in demo_tasks if t.condition == "noise" for w in t.reference.witness
+            if w.table == "lab_events" and any(r.get("lab_event_id", 0) > top for r in w.rows)], top
+
+
+def test_rekeyed_ids_are_holes_inside_the_base_range(demo_db: Path, demo_tasks: list) -> None:
+    tasks, top = _invented_lab_event_tasks(demo_db, demo_tasks)
+    assert tasks, "no Noise task inserts a lab event with an invented id"
+    con = thread_connection(demo_db)
+    low = con.execute("SELECT min(lab_event_id) FROM lab_events").fetchone()[0]
+    for task in tasks[:10]:
+        rekeyed = rekeyed_witness(demo_db, task.reference.witness, task_named_values(task))
+        assert rekeyed is not None
+        for w, r in zip(task.reference.witness, rekeyed):
+            for old, new in zip(w.rows, r.rows):
+                if w.table == "lab_events" and old["lab_event_id"] > top:
+                    assert low < new["lab_event_id"] < top, (task.task_id, new["lab_event_id"])
+                    assert con.execute("SELECT count(*) FROM lab_events WHERE lab_event_id = ?",
+                                       [new["lab_event_id"]]).fetchone()[0] == 0
+                    # nothing but the fresh id changes
+                    assert {k: v for k, v in new.items() if k != "lab_event_id"} == {k: v for k, v in old.items() if k != "lab_event_id"}
+        # deterministic: the same mapping when computed afresh (another process would agree)
+        from verifier import witness_rekey
+
+        witness_rekey._CACHE.clear()
+        assert rekeyed_witness(demo_db, task.reference.witness, task_named_values(task)) == rekeyed
+
+
+def test_query_beyond_the_base_id_range_is_not_evidence(demo_db: Path, demo_tasks: list) -> None:
+    tasks, top = _invented_lab_event_tasks(demo_db, demo_tasks)
+    task = tasks[0]
+    cfg = VerifyConfig(db_path=str(demo_db))
+    attack = f"SELECT count(*) AS n FROM lab_events WHERE lab_event_id > {top} OR lab_event_id < 0"
+    traj = Trajectory(trajectory_id="attack", task_id=task.task_id, steps=[_seen_step(demo_db, 1, attack)],
+                      final_response=tagged_response("NULL", abstention_reasoning(task, [1])))
+    v = verify(traj, task, cfg)
+    assert not v.success and [r.value for r in v.reasons] == ["EVIDENCE_NOT_SENSITIVE"], v.details["evidence"]
+    honest = Trajectory(trajectory_id="oracle", task_id=task.task_id, steps=[_seen_step(demo_db, 1, evidence_query(task))],
+                        final_response=tagged_response("NULL", abstention_reasoning(task, [1])))
+    assert verify(honest, task, cfg).success
