@@ -87,11 +87,15 @@ def rekeyed_witness(db_path: str | os.PathLike[str], witness: Sequence[WitnessTa
     return result
 
 
-def _id_columns(con: Any, db_key: str) -> dict[str, list[tuple[str, int | None, int | None]]]:
-    """``{lower-cased id-like column name: [('"table"."column"', min, max), ...]}`` of
-    the base database's signed-integer id-like columns, with each column's value
-    range (``None`` for an empty column); cached per process and file. A value
-    outside a column's range is known absent from it without a query."""
+Column = tuple[str, int | None, int | None, int]
+
+
+def _id_columns(con: Any, db_key: str) -> dict[str, list[Column]]:
+    """``{lower-cased id-like column name: [('"table"."column"', min, max, rows), ...]}``
+    of the base database's signed-integer id-like columns, with each column's value
+    range (``None`` for an empty column) and its table's row count; cached per
+    process and file. A value outside a column's range is known absent from it
+    without a query."""
     key = (os.getpid(), db_key)
     found = _COLUMNS.get(key)
     if found is None:
@@ -105,23 +109,49 @@ def _id_columns(con: Any, db_key: str) -> dict[str, list[tuple[str, int | None, 
         found = {}
         for table, columns in by_table.items():
             aggs = ", ".join(f'min("{c}"), max("{c}")' for c in columns)
-            row = con.execute(f'SELECT {aggs} FROM "{table}"').fetchone()
+            row = con.execute(f'SELECT {aggs}, count(*) FROM "{table}"').fetchall()[0]
             for i, c in enumerate(columns):
-                found.setdefault(c.lower(), []).append((f'"{table}"."{c}"', row[2 * i], row[2 * i + 1]))
+                found.setdefault(c.lower(), []).append((f'"{table}"."{c}"', row[2 * i], row[2 * i + 1], row[-1]))
         _COLUMNS[key] = found
     return found
 
 
-_COLUMNS: dict[tuple[int, str], dict[str, list[tuple[str, int | None, int | None]]]] = {}
+_COLUMNS: dict[tuple[int, str], dict[str, list[Column]]] = {}
+
+#: An id column name whose base tables hold at most this many rows in all has its
+#: distinct values loaded once per process (membership then costs no query, and
+#: DuckDB's fixed cost per statement dominates small lookups); larger ones (the
+#: full MIMIC-IV's event tables) are looked up per value.
+MAX_SET_ROWS = 2_000_000
+_VALUES: dict[tuple[int, str, str], frozenset[int]] = {}
+
+
+def _value_set(con: Any, db_key: str, col: str, refs: list[Column]) -> frozenset[int] | None:
+    """Every base value of id column ``col`` (all tables), or ``None`` when too many rows."""
+    key = (os.getpid(), db_key, col)
+    found = _VALUES.get(key)
+    if found is None:
+        if sum(r[3] for r in refs) > MAX_SET_ROWS:
+            return None
+        parts = [f"SELECT {ref} AS v FROM {ref.split('.')[0]}" for ref, lo, _, _ in refs if lo is not None]
+        found = frozenset(r[0] for r in con.execute(
+            f"SELECT DISTINCT v FROM ({' UNION ALL '.join(parts)}) WHERE v IS NOT NULL").fetchall()) if parts else frozenset()
+        _VALUES[key] = found
+    return found
 
 
 def _rekey(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable], named: set[str]) -> list[WitnessTable] | None:
     con = thread_connection(db_path)
-    cols = _id_columns(con, resolved_path(str(db_path)))
+    db_key = resolved_path(str(db_path))
+    cols = _id_columns(con, db_key)
 
     def occurs(col: str, values: set[int]) -> set[int]:
+        refs = cols.get(col, [])
+        known = _value_set(con, db_key, col, refs)
+        if known is not None:
+            return values & known
         found: set[int] = set()
-        for ref, lo, hi in cols.get(col, []):
+        for ref, lo, hi, _ in refs:
             rest = sorted(v for v in values - found if lo is not None and lo <= v <= hi)
             if not rest:
                 continue  # every value left is outside this column's range: absent
@@ -161,11 +191,11 @@ def _rekey(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable], nam
 HOLE_PROBES = 16
 
 
-def _hole(v: int, cols_of_v: list[str], cols: dict[str, list[tuple[str, int | None, int | None]]],
+def _hole(v: int, cols_of_v: list[str], cols: dict[str, list[Column]],
           free: Any, seed: str) -> int:
     """The re-keyed value of fresh ``v`` (rule in the module docstring); ``free(c)``
     says whether ``c`` is unused in the base columns and the witness."""
-    bounds = [(lo, hi) for c in cols_of_v for _, lo, hi in cols.get(c, []) if lo is not None]
+    bounds = [(lo, hi) for c in cols_of_v for _, lo, hi, _ in cols.get(c, []) if lo is not None]
     if bounds:
         lo, hi = min(b[0] for b in bounds), max(b[1] for b in bounds)
         span = hi - lo - 1  # values strictly between lo and hi
