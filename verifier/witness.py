@@ -162,13 +162,11 @@ class Overlay:
             wname = f"temp.main.__witness_{i}"
             self.con.execute(f"CREATE TEMP TABLE __witness_{i} ({', '.join(f'{_q(c)} {t}' for c, t in cols)})")
             lowered = [{k.lower(): v for k, v in row.items()} for row in w.rows]
+            one = f"({', '.join('?' for _ in cols)})"
             try:
-                # one statement for all rows (executemany costs a statement per row)
-                one = f"({', '.join('?' for _ in cols)})"
-                self.con.execute(
-                    f"INSERT INTO {wname} VALUES {', '.join(one for _ in lowered)}",
-                    [row.get(c.lower()) for row in lowered for c, _ in cols],
-                ) if lowered else None
+                if lowered:  # one statement for all rows (executemany costs a statement per row)
+                    self.con.execute(f"INSERT INTO {wname} VALUES {', '.join(one for _ in lowered)}",
+                                     [row.get(c.lower()) for row in lowered for c, _ in cols])
             except duckdb.Error as exc:
                 raise InputError(f"reference.witness[{i}].rows", w.rows, f"rows do not fit table {w.table!r}: {exc}") from None
             src = sources.get(table, f"SELECT * FROM {BASE_ALIAS}.main.{_q(table)}")
