@@ -3,6 +3,7 @@ sensitivity and gap rules, time limits, no network, threads, invariances (issue 
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import socket
@@ -142,6 +143,30 @@ def test_overlay_insert_and_replace(db: Path) -> None:
     base_n = thread_connection(db).execute("SELECT count(*) FROM lab_events").fetchall()
     assert rep.con.execute("SELECT count(*) FROM lab_events").fetchall() == base_n
     assert rep.con.execute("SELECT value_numeric FROM lab_events WHERE lab_event_id = 500").fetchall() == [(4.0,)]
+
+
+def test_overlay_rows_of_several_witness_tables_and_types(db: Path) -> None:
+    """Witness rows arrive as JSON values (ISO text for timestamps, ints for doubles, None);
+    each lands typed by its column, every row of every table, columns matched by name in
+    any order and case, a missing column NULL."""
+    witness = [
+        WitnessTable(table="lab_events", rows=[
+            {"lab_event_id": 9001, "patientid": 1007, "admissionid": 7, "itemid": 3, "chart_time": "2150-01-01T11:00:00",
+             "value": "4", "value_numeric": 4, "value_unit": "mEq/L"},
+            {"VALUE_NUMERIC": None, "lab_event_id": 9002, "patientid": 1007, "admissionid": 7, "itemid": 3,
+             "chart_time": "2150-01-02 06:30:00"},
+            {"lab_event_id": 9003, "patientid": 1007, "admissionid": 7, "itemid": 3, "value_numeric": 4.25}]),
+        WitnessTable(table="patients", rows=[{"patientid": 5001, "gender": "M"}, {"patientid": 5002}]),
+    ]
+    ov = overlay_for(db, witness)
+    rows = ov.con.execute("SELECT lab_event_id, chart_time, value, value_numeric, value_unit FROM lab_events "
+                          "WHERE lab_event_id > 9000 ORDER BY 1").fetchall()
+    assert rows == [(9001, dt.datetime(2150, 1, 1, 11), "4", 4.0, "mEq/L"), (9002, dt.datetime(2150, 1, 2, 6, 30), None, None, None),
+                    (9003, None, None, 4.25, None)]
+    assert ov.con.execute("SELECT patientid, gender FROM patients WHERE patientid > 5000 ORDER BY 1").fetchall() == [(5001, "M"), (5002, None)]
+    bad = [WitnessTable(table="lab_events", rows=[{"lab_event_id": "not a number"}])]
+    with pytest.raises(InputError, match="rows do not fit"):
+        overlay_for(db, bad)
 
 
 def test_overlay_is_cached_per_witness(db: Path) -> None:
