@@ -216,6 +216,7 @@ def _same_spelling(a: str, b: str) -> bool:
     return a.casefold() == b.casefold() and a.casefold() in _refused_folded()
 
 
+@lru_cache(maxsize=16384)
 def is_unit_spelling(text: str) -> bool:
     """Whether ``text`` is a unit: it parses, or it is a unit refused on purpose.
 
