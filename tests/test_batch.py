@@ -3,6 +3,7 @@ byte-identical for any worker count, equal to ``verify`` one by one."""
 
 from __future__ import annotations
 
+import codecs
 import json
 import time
 from itertools import count
@@ -22,9 +23,14 @@ N_LINES = 300
 #: 1-based line numbers of the corrupted lines (1% of 300) and the error they must produce.
 CORRUPTED = {
     37: ("bad json", "InputError"),
+    90: ("JSON nested 100,000 deep (RecursionError in json.loads)", "InputError"),
+    120: ("bytes that are not UTF-8", "InputError"),
     151: ("unknown task", "InputError"),
     262: ("wrong types", "InputError"),
 }
+#: Valid lines with awkward bytes that must score like any other: a UTF-8 byte-order
+#: mark before line 1, a bare carriage return (JSON whitespace) inside line 200.
+AWKWARD_BUT_VALID = (1, 200)
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +56,14 @@ def corrupted_file(tmp_path_factory: pytest.TempPathFactory, sample) -> Path:
     out[37 - 1] = out[37 - 1][: len(out[37 - 1]) // 2]  # truncated JSON
     out[151 - 1] = json.dumps(dict(good, trajectory_id="ghost", task_id="no-such-task"))
     out[262 - 1] = json.dumps(dict(good, trajectory_id="typed", steps=[{"index": "one", "kind": "sql", "code": 5}]))
+    out[90 - 1] = "[" * 100_000 + "]" * 100_000
+    raw = [line.encode("utf-8") for line in out]
+    raw[120 - 1] = raw[120 - 1].replace(b'"trajectory_id"', b'"traj\xff\xfeectory_id"', 1)
+    raw[0] = codecs.BOM_UTF8 + raw[0]
+    raw[200 - 1] = raw[200 - 1].replace(b", ", b",\r ", 3)
+    assert raw[200 - 1].count(b"\r") == 3
     path = tmp_path_factory.mktemp("batch") / "trajectories.jsonl"
-    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    path.write_bytes(b"\n".join(raw) + b"\n")
     return path
 
 
@@ -78,6 +90,8 @@ def test_one_line_per_input_line_and_errors_exactly_on_corrupted_lines(scored):
     assert errors[151]["task_id"] == "no-such-task" and errors[151]["trajectory_id"] == "ghost"
     assert "task_id" in errors[151]["error"]["field"]
     assert errors[262]["trajectory_id"] == "typed" and "steps" in errors[262]["error"]["field"]
+    assert "UTF-8" in errors[120]["error"]["message"]
+    assert all("error" not in records[i - 1] and records[i - 1]["trajectory_id"] for i in AWKWARD_BUT_VALID)
     assert errors[37]["trajectory_id"] is None
     for i, r in enumerate(records, start=1):
         if i not in CORRUPTED:
@@ -199,7 +213,8 @@ def test_models_and_dicts_are_accepted_like_lines(sample, demo_db: Path):
     assert as_lines == as_models == as_dicts
 
 
-@pytest.mark.parametrize("kwargs,field", [({"workers": 0}, "workers"), ({"backend": "gpu"}, "backend"), ({"chunk_size": 0}, "chunk_size")])
+@pytest.mark.parametrize("kwargs,field", [({"workers": 0}, "workers"), ({"backend": "gpu"}, "backend"), ({"chunk_size": 0}, "chunk_size"),
+                                          ({"item_time_limit_s": 0}, "item_time_limit_s"), ({"item_time_limit_s": -1}, "item_time_limit_s")])
 def test_bad_arguments_are_typed_errors(kwargs, field, sample):
     from verifier.errors import InputError
 
@@ -207,6 +222,76 @@ def test_bad_arguments_are_typed_errors(kwargs, field, sample):
     with pytest.raises(InputError) as exc:
         BatchVerifier(tasks, None, **kwargs)
     assert exc.value.field == field
+
+
+def test_input_that_fails_midway_first_returns_what_was_read(sample, demo_db: Path):
+    """A generator that raises at item 10: the 9 items before it are scored and handed
+    over, then the generator's own exception reaches the caller."""
+    tasks, lines = sample
+
+    def source():
+        for i in range(9):
+            yield lines[i % len(lines)]
+        raise KeyError("the rollout store went away")
+
+    got = []
+    with pytest.raises(KeyError, match="rollout store"):
+        for rec in verify_batch(source(), tasks, demo_db, workers=2, chunk_size=2, max_in_flight=8):
+            got.append(rec)
+    assert len(got) == 9 and all("error" not in r for r in got)
+
+
+def test_an_item_that_cannot_be_pickled_is_its_own_error_record(sample, demo_db: Path):
+    import threading
+
+    tasks, lines = sample
+    bad = dict(json.loads(lines[0]), trajectory_id="locked", extra=threading.Lock())
+    out = list(verify_batch([lines[0], bad, lines[1]], tasks, demo_db, workers=1, chunk_size=8))
+    assert len(out) == 3 and "error" not in out[0] and "error" not in out[2]
+    assert out[1]["error"]["type"] == "InputError" and out[1]["line"] == 2 and "worker" in out[1]["error"]["message"]
+
+
+def test_verify_file_leaves_earlier_output_intact_on_bad_arguments(corrupted_file: Path, sample, demo_db: Path, tmp_path: Path):
+    from verifier.errors import InputError
+
+    tasks, _ = sample
+    out = tmp_path / "verdicts.jsonl"
+    out.write_text("earlier results\n", encoding="utf-8")
+    with pytest.raises(InputError):
+        verify_file(corrupted_file, tasks, demo_db, out, workers=0)
+    assert out.read_text(encoding="utf-8") == "earlier results\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["verdicts.jsonl"]  # no partial file left behind
+
+
+_SLOW_QUERY_RUN = r"""
+import json, sys
+from verifier.batch import verify_batch
+from verifier.task import Task
+from verifier.trajectory import Step, Trajectory
+task = Task.model_validate_json(sys.argv[2])
+slow = "SELECT count(*) AS n FROM range(3000000000) a WHERE a % 7 = 3"
+traj = Trajectory(trajectory_id="slow", task_id=task.task_id, final_response="Answer: NULL\nReasoning: [step 1]",
+                  steps=[Step(index=1, kind="sql", code=slow, output="n\n1\n(1 row)")])
+out = list(verify_batch([traj.model_dump_json()], [task], sys.argv[1], backend="serial", item_time_limit_s=1.0))
+print(json.dumps(out[0]["reasons"]))
+"""
+
+
+def test_abandoned_item_leaves_no_duckdb_call_behind(sample, demo_db: Path):
+    """A serial-backend item over its limit while DuckDB runs its evidence query: the
+    verdict is TIMEOUT and the process then exits normally (a DuckDB call still running
+    in the abandoned thread at interpreter exit used to abort it with code 134)."""
+    import subprocess
+    import sys
+
+    tasks, _ = sample
+    noise = next(t for t in tasks if t.condition == "noise")
+    for _ in range(3):  # the abort depended on timing: before the fix, 2 runs in 3 aborted
+        proc = subprocess.run([sys.executable, "-c", _SLOW_QUERY_RUN, str(demo_db), noise.model_dump_json()],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["TIMEOUT"]
+        assert "terminate" not in proc.stderr
 
 
 # --- the score command -------------------------------------------------------------------------

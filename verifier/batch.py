@@ -29,8 +29,10 @@ byte-identical for 1 or N workers (timeouts aside).
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import pickle
 import queue
 import threading
 import time
@@ -119,18 +121,35 @@ def _ids_of(item: Any) -> tuple[Any, Any]:
     if isinstance(item, (str, bytes, bytearray)):
         try:
             data = json.loads(item)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: '[' * 100000
             return None, None
     if isinstance(data, Mapping):
         return data.get("trajectory_id"), data.get("task_id")
     return None, None
 
 
+@dataclass(frozen=True)
+class _Unsendable:
+    """Stands in for an item that cannot be pickled to a worker (its error record says why)."""
+
+    kind: str
+    why: str
+
+
 def _to_trajectory(item: Any, line: int) -> Trajectory:
     if isinstance(item, Trajectory):
         return item
+    if isinstance(item, _Unsendable):
+        raise InputError(f"line {line}", item.kind, f"cannot be sent to a worker process: {item.why}")
     if isinstance(item, (str, bytes, bytearray)):
-        text = item.decode("utf-8", errors="replace") if isinstance(item, (bytes, bytearray)) else item
+        if isinstance(item, (bytes, bytearray)):
+            try:
+                text = bytes(item).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"line {line}", bytes(item[max(0, exc.start - 20): exc.end + 20]),
+                                 f"not valid UTF-8 (byte {exc.start}): expected one trajectory JSON object") from None
+        else:
+            text = item
         if not text.strip():
             raise InputError(f"line {line}", text, "blank line: expected one trajectory JSON object")
         return validate(Trajectory, text, where=f"line {line}: ")
@@ -167,16 +186,22 @@ class _Runner:
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[Any] | None = None
+        self._thread: threading.Thread | None = None
 
     def _start(self) -> None:
         self._jobs = queue.SimpleQueue()
         jobs = self._jobs
-        threading.Thread(target=self._loop, args=(jobs,), name="ehr-verifier-scorer", daemon=True).start()
+        self._thread = threading.Thread(target=self._loop, args=(jobs,), name="ehr-verifier-scorer", daemon=True)
+        self._thread.start()
 
     @staticmethod
     def _loop(jobs: "queue.SimpleQueue[Any]") -> None:
         while True:
-            fn, args, box, done = jobs.get()
+            job = jobs.get()
+            if job is None:  # abandoned: end after the call that overran
+                _release(threading.get_ident())
+                return
+            fn, args, box, done = job
             try:
                 box.append((True, fn(*args)))
             except BaseException as exc:  # noqa: BLE001 - reported to the caller
@@ -192,9 +217,33 @@ class _Runner:
         assert self._jobs is not None
         self._jobs.put((fn, args, box, done))
         if not done.wait(limit):
-            self._jobs = None  # the stuck thread keeps its own queue; the next call starts a new thread
+            self._abandon(done)
             return False, TimeoutError(f"scoring exceeded {limit} s")
         return box[0]
+
+    def _abandon(self, done: threading.Event) -> None:
+        """Give up on the running call: its thread's DuckDB queries are interrupted and
+        its later ones refused (``sqlsafe.abandon_thread``: a DuckDB call still running
+        when the interpreter exits aborts the process), the thread ends once the call
+        returns, and the next call starts a new thread."""
+        stuck, jobs, self._jobs, self._thread = self._thread, self._jobs, None, None
+        if jobs is not None:
+            jobs.put(None)
+        if stuck is not None and stuck.ident is not None and not done.is_set():
+            try:
+                from .sqlsafe import abandon_thread
+            except ImportError:  # pragma: no cover - Noise scoring not installed
+                return
+            abandon_thread(stuck.ident)
+
+
+def _release(ident: int) -> None:
+    """Let ``sqlsafe`` forget an abandoned scoring thread that is ending."""
+    try:
+        from .sqlsafe import release_thread
+    except ImportError:  # pragma: no cover - Noise scoring not installed
+        return
+    release_thread(ident)
 
 
 @dataclass
@@ -220,8 +269,10 @@ class WorkerState:
         """Score one input item; returns its output JSON line (no newline)."""
         try:
             traj = _to_trajectory(item, line)
-        except InputError as exc:
+        except Exception as exc:  # noqa: BLE001 - any unreadable item is its own error record
             tid, kid = _ids_of(item)
+            if not isinstance(exc, InputError):  # e.g. RecursionError from absurdly nested JSON
+                exc = InputError(f"line {line}", type(exc).__name__, f"cannot be read as a trajectory: {exc}")
             return record_json(error_record(line, exc, trajectory_id=tid, task_id=kid))
         task = self.tasks.get(traj.task_id)
         if task is None:
@@ -339,14 +390,32 @@ def as_task_map(tasks: Mapping[str, Task] | Iterable[Task | str | Mapping[str, A
 
 
 def _prepare(item: Any) -> Any:
-    """Make an item cheap to pickle: models become JSON text."""
-    return item.model_dump_json() if isinstance(item, BaseModel) else item
+    """Make an item cheap and safe to pickle: models become JSON text; an item that
+    cannot be pickled (a dict holding a lock, a lambda...) becomes ``_Unsendable``, so
+    it gets its own error record instead of failing its whole chunk."""
+    if isinstance(item, BaseModel):
+        return item.model_dump_json()
+    if isinstance(item, (str, bytes, bytearray)):
+        return item
+    try:
+        pickle.dumps(item)
+    except Exception as exc:  # noqa: BLE001 - pickling raises many types
+        return _Unsendable(type(item).__name__, f"{type(exc).__name__}: {exc}"[:300])
+    return item
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[tuple[int, Any]]]:
+    """``[(line, item), ...]`` chunks of ``size``; when ``items`` raises, the items read
+    before it still come out (a last, short chunk), then the exception."""
     it = enumerate((_prepare(x) for x in items), start=1)
     while True:
-        chunk = list(islice(it, size))
+        chunk: list[tuple[int, Any]] = []
+        try:
+            chunk.extend(islice(it, size))
+        except Exception:
+            if chunk:
+                yield chunk
+            raise
         if not chunk:
             return
         yield chunk
@@ -397,6 +466,8 @@ class BatchVerifier:
             raise InputError("backend", backend, "expected 'process', 'ray' or 'serial'")
         if chunk_size < 1:
             raise InputError("chunk_size", chunk_size, "need at least 1")
+        if item_time_limit_s is not None and not item_time_limit_s > 0:
+            raise InputError("item_time_limit_s", item_time_limit_s, "must be > 0 seconds (None: no limit)")
         config = config or VerifyConfig()
         if db is not None:
             config = config.model_copy(update={"db_path": str(db)})
@@ -459,10 +530,17 @@ class BatchVerifier:
             self._cpu[res.worker] = res.cpu_seconds
             return res.lines
 
-        for chunk in _chunks(trajectories, self.chunk_size):
-            pending.append((chunk, pool.submit(chunk)))
-            while len(pending) >= self.max_in_flight:
+        try:
+            for chunk in _chunks(trajectories, self.chunk_size):
+                pending.append((chunk, pool.submit(chunk)))
+                while len(pending) >= self.max_in_flight:
+                    yield from collect()
+        except Exception:
+            # the input itself failed (a generator raised): first hand over every
+            # item read before it, then let the caller see the input's exception
+            while pending:
                 yield from collect()
+            raise
         while pending:
             yield from collect()
 
@@ -598,11 +676,22 @@ def _drain(bv: BatchVerifier, trajectories: Iterable[Any], as_json: bool) -> Ite
         yield from (bv.score_lines(trajectories) if as_json else bv.score(trajectories))
 
 
-def iter_lines(path: str | Path) -> Iterator[str]:
-    """The lines of a JSONL file without their newline (every line, blank ones included)."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            yield line.rstrip("\r\n")
+def iter_lines(path: str | Path) -> Iterator[bytes]:
+    """The lines of a JSONL file as bytes, without their line ending (every line, blank ones included).
+
+    Lines end at ``\n`` only (JSON Lines; a ``\r`` inside a line is JSON
+    whitespace, and ``\r\n`` endings lose their ``\r``). A UTF-8 byte-order
+    mark at the start of the file is dropped. Bytes are not decoded here: a
+    line that is not UTF-8 gets its own error record when scored.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    with open(path, "rb") as fh:
+        for n, line in enumerate(fh):
+            if line.endswith(b"\n"):
+                line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+            yield line[3:] if n == 0 and line.startswith(codecs.BOM_UTF8) else line
 
 
 def verify_file(
@@ -627,12 +716,25 @@ def verify_file(
 
     Returns:
         The number of lines written.
+
+    Raises:
+        InputError: bad tasks or options, before ``out_path`` is touched.
+        OSError: the input cannot be read or the output written; ``out_path``
+            is replaced only when every line was written (an existing file
+            survives a failed run).
     """
+    records = verify_batch(iter_lines(trajectories_path), tasks, db, workers, backend, config, as_json=True, **options)
+    out_path = Path(out_path)
+    tmp = out_path.with_name(f".{out_path.name}.partial")
     n = 0
-    with open(out_path, "w", encoding="utf-8") as out:
-        for line in verify_batch(iter_lines(trajectories_path), tasks, db, workers, backend, config, as_json=True, **options):
-            out.write(line + "\n")
-            n += 1
-            if on_record is not None:
-                on_record(line)
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            for line in records:
+                out.write(line + "\n")
+                n += 1
+                if on_record is not None:
+                    on_record(line)
+        tmp.replace(out_path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return n

@@ -439,6 +439,7 @@ def open_readonly(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     try:
         con.execute(f"ATTACH '{path.as_posix().replace(chr(39), chr(39) * 2)}' AS \"{alias}\" (READ_ONLY)")
         con.execute(f'USE "{alias}"')
+        con.execute("SET enable_progress_bar = false")  # a long query must not draw on the caller's terminal
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
     except duckdb.Error as exc:
@@ -496,6 +497,8 @@ class _Watcher:
         self._heap: list[tuple[float, int]] = []
         self._armed: dict[int, duckdb.DuckDBPyConnection] = {}
         self._fired: set[int] = set()
+        self._owner: dict[int, int] = {}  # token -> ident of the thread that armed it
+        self._abandoned: set[int] = set()  # idents of threads whose queries are refused
         self._next = 0
         self._pid = -1
         if hasattr(os, "register_at_fork"):
@@ -508,15 +511,23 @@ class _Watcher:
     def _ensure_thread(self) -> None:
         if self._pid != os.getpid():
             self._pid = os.getpid()
-            self._heap, self._armed, self._fired = [], {}, set()
+            self._heap, self._armed, self._fired, self._owner, self._abandoned = [], {}, set(), {}, set()
             threading.Thread(target=self._run, name="sqlsafe-watchdog", daemon=True).start()
 
     def arm(self, con: duckdb.DuckDBPyConnection, limit_s: float) -> int:
+        """Start the clock for a query ``con`` is about to run; returns its token.
+
+        Raises:
+            AbandonedThread: the calling thread was abandoned (``abandon_thread``).
+        """
         with self._cond:
             self._ensure_thread()
+            if threading.get_ident() in self._abandoned:
+                raise AbandonedThread("the scoring thread was abandoned at its item time limit")
             self._next += 1
             token = self._next
             self._armed[token] = con
+            self._owner[token] = threading.get_ident()
             heapq.heappush(self._heap, (time.monotonic() + limit_s, token))
             self._cond.notify()
             return token
@@ -525,9 +536,39 @@ class _Watcher:
         """Forget ``token``; True when its deadline had fired."""
         with self._cond:
             self._armed.pop(token, None)
+            if self._owner.pop(token, None) in self._abandoned:
+                self._cond.notify_all()  # abandon_thread waits for this
             fired = token in self._fired
             self._fired.discard(token)
             return fired
+
+    def abandon_thread(self, ident: int, wait_s: float = 5.0) -> int:
+        """Stop thread ``ident``'s DuckDB work: interrupt the queries it is running
+        now (they raise ``QueryTimeout``, as at their time limit) and refuse the ones
+        it starts later (``arm`` raises ``AbandonedThread``) until ``release_thread``.
+        Returns how many queries were interrupted, after waiting up to ``wait_s``
+        seconds for them to return. Used when a batch item's own time limit abandons
+        a scoring thread: no DuckDB call may outlive it (a native call still running
+        when the interpreter exits aborts the process)."""
+        with self._cond:
+            self._ensure_thread()
+            self._abandoned.add(ident)
+            tokens = [t for t, owner in self._owner.items() if owner == ident and t in self._armed]
+            for t in tokens:
+                self._fired.add(t)
+                self._armed[t].interrupt()
+            # wait (bounded) until the interrupted calls have returned: DuckDB checks
+            # for the interrupt between vectors, so this takes milliseconds
+            deadline = time.monotonic() + wait_s
+            while any(self._owner.get(t) == ident for t in tokens) and time.monotonic() < deadline:
+                self._cond.wait(deadline - time.monotonic())
+            return len(tokens)
+
+    def release_thread(self, ident: int) -> None:
+        """Forget that thread ``ident`` was abandoned (it is ending)."""
+        with self._cond:
+            if self._pid == os.getpid():
+                self._abandoned.discard(ident)
 
     def _run(self) -> None:
         with self._cond:
@@ -550,6 +591,24 @@ class _Watcher:
 
 
 _WATCHER = _Watcher()
+
+
+class AbandonedThread(QueryTimeout):
+    """Raised instead of running a query on a thread abandoned at its item time limit."""
+
+    def __init__(self, message: str) -> None:
+        QueryFailed.__init__(self, "", message)
+
+
+def abandon_thread(ident: int) -> int:
+    """Interrupt thread ``ident``'s running queries and refuse its later ones (see
+    ``_Watcher.abandon_thread``); returns how many were interrupted."""
+    return _WATCHER.abandon_thread(ident)
+
+
+def release_thread(ident: int) -> None:
+    """Undo ``abandon_thread`` for a thread that is ending (its id may be reused)."""
+    _WATCHER.release_thread(ident)
 
 
 def execute_checked(con: duckdb.DuckDBPyConnection, safe_sql: str, *, time_limit_s: float, row_cap: int) -> QueryResult:

@@ -210,6 +210,7 @@ def _shared_instance(path: Path) -> tuple[duckdb.DuckDBPyConnection, dict[str, l
     con = duckdb.connect(":memory:", config=dict(_OVERLAY_CONFIG))
     try:
         con.execute(f"ATTACH {_sql_string(path.as_posix())} AS {BASE_ALIAS} (READ_ONLY)")
+        con.execute("SET enable_progress_bar = false")  # cursors (overlays) inherit it
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
         rows = con.execute(
