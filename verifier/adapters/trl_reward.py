@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..config import VerifyConfig
+from ..errors import InputError
 from ..task import Task
 from ..verdict import Verdict
 from .common import resolve_task, task_map, to_trajectory
@@ -66,7 +67,12 @@ def make_reward_func(
         last batch's verdicts are kept on ``reward_func.last_verdicts``.
 
     Raises (when called):
-        InputError: a row names an unknown task or has no task column.
+        InputError: caller configuration only: no ``task``/``task_id`` column, a
+            column whose length differs from ``completions`` (naming the column and
+            both lengths), an unknown task, an invalid task or recorded
+            ``trajectory``. Never on a completion: whatever the model wrote is scored
+            (an unreadable one fails with ``UNPARSEABLE_RESPONSE``; see
+            ``verifier.adapters.common.to_trajectory``).
     """
     config = config or VerifyConfig()
     if db is not None:
@@ -88,14 +94,18 @@ def make_reward_func(
 
         def column(key: str) -> list[Any]:
             values = kwargs.get(key)
-            return list(values) if values is not None else [None] * n
+            if values is None:
+                return [None] * n
+            if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
+                raise InputError(key, values, f"expected a column: one value per completion ({n})")
+            if len(values) != n:
+                raise InputError(key, f"{len(values)} values", f"expected one per completion: {len(values)} values for {n} completions")
+            return list(values)
 
-        task_col = kwargs.get("task") if kwargs.get("task") is not None else kwargs.get("task_id")
-        if task_col is None:
-            from ..errors import InputError
-
+        key = "task" if kwargs.get("task") is not None else "task_id"
+        if kwargs.get(key) is None:
             raise InputError("task", None, "the dataset needs a 'task' or 'task_id' column")
-        recorded, tids = column("trajectory"), column("trajectory_id")
+        task_col, recorded, tids = column(key), column("trajectory"), column("trajectory_id")
         rows = []
         for i, completion in enumerate(completions):
             task = resolve_task(task_col[i], known, field=f"task[{i}]")

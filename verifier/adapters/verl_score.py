@@ -42,7 +42,7 @@ from typing import Any, Mapping, Sequence
 
 from ..config import VerifyConfig
 from ..task import Task
-from .common import resolve_task, task_map, to_trajectory, verdict_fields
+from .common import is_messages, resolve_task, task_map, to_trajectory, verdict_fields
 
 _ids = count()
 
@@ -54,9 +54,11 @@ def _sample(solution_str: Any, ground_truth: Any, extra_info: Any, known: Mappin
     completion: Any = extra.get("messages") or solution_str
     if isinstance(completion, str) and completion.lstrip().startswith("["):
         try:
-            completion = json.loads(completion)
+            decoded = json.loads(completion)
         except ValueError:
-            pass
+            decoded = None
+        if is_messages(decoded):  # else the text itself is the response ('["ESCHERICHIA COLI"]')
+            completion = decoded
     return task, to_trajectory(completion, task_id=task.task_id, trajectory_id=tid, recorded=extra.get("trajectory"))
 
 
@@ -91,7 +93,10 @@ def compute_score(
         ``{"score", "success", "abstained", "condition", "reasons", "task_id", "trajectory_id"}``.
 
     Raises:
-        InputError: unknown task id or invalid task/trajectory object.
+        InputError: caller configuration only: unknown task id, invalid task,
+            invalid ``extra_info["trajectory"]``, no database for a Noise task.
+            Never on the response itself: an unreadable ``solution_str`` (or
+            ``extra_info["messages"]``) is scored, e.g. ``UNPARSEABLE_RESPONSE``.
     """
     from ..verify import verify
 
@@ -130,8 +135,9 @@ def compute_score_batch(
     from ..errors import InputError
 
     n = len(solution_strs)
-    if len(ground_truths) != n or (extra_infos is not None and len(extra_infos) != n):
-        raise InputError("ground_truths", len(ground_truths), f"expected {n} items, like solution_strs")
+    for name, seq in (("ground_truths", ground_truths), ("extra_infos", extra_infos)):
+        if seq is not None and len(seq) != n:
+            raise InputError(name, f"{len(seq)} items", f"expected {n} items, one per solution_strs item")
     known = task_map(tasks)
     extras = list(extra_infos) if extra_infos is not None else [None] * n
     rows = [_sample(s, g, e, known) for s, g, e in zip(solution_strs, ground_truths, extras)]
