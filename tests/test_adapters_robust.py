@@ -229,3 +229,107 @@ def test_plain_text_is_scored_exactly_as_verify(episode_set, demo_db: Path, text
     task = next(t for t in tasks.values() if t.condition == "clean")
     out = compute_score("ehr", text, task.task_id, None, tasks=tasks, db=demo_db)
     assert out["reasons"] == verdict_fields(_text_verdict(text, task, config))["reasons"]
+
+
+# --- M7: inspect_ai agents that end with submit() and call other tools ------------------------
+
+def _replay_eval(episode_set, demo_db: Path, tmp_path: Path, agent: str):
+    """Runs inspect_ai's own agent loop (mockllm scripted from real episodes): a ``think`` call, then
+    the episode's SQL/Python calls answered by replay tools, then ``submit(answer=final_response)``."""
+    inspect_ai = pytest.importorskip("inspect_ai", reason="inspect_ai not installed: the scorer test needs the real package")
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.tool import ToolDef, think
+
+    from verifier.adapters.inspect_scorer import ehr_scorer
+
+    tasks, trajs, expected, _ = episode_set
+    chosen = [t for t in trajs if t.steps][:6] + [t for t in trajs if not t.steps][:2]
+    by_id = {t.trajectory_id: t for t in chosen}
+
+    def recorded(code: str) -> str:
+        step = next(s for t in chosen for s in t.steps if s.code == code)
+        return step.error or step.output or ""
+
+    async def sql(query: str) -> str:
+        return recorded(query)
+
+    async def python(code: str) -> str:
+        return recorded(code)
+
+    run_sql = ToolDef(sql, name="run_sql", description="Run read-only SQL.", parameters={"query": "the SQL text"}).as_tool()
+    run_python = ToolDef(python, name="run_python", description="Run Python.", parameters={"code": "the source"}).as_tool()
+
+    def script(messages, tools, tool_choice, config):  # noqa: ANN001 - mockllm's callable form
+        traj = by_id[next(m.text for m in messages if m.role == "user").split("]")[0].lstrip("[")]
+        turn = sum(m.role == "assistant" for m in messages)
+        calls = [("think", {"thought": "plan the queries"})]
+        calls += [("run_sql", {"query": s.code}) if s.kind == "sql" else ("run_python", {"code": s.code}) for s in traj.steps]
+        calls += [("submit", {"answer": traj.final_response})]
+        name, args = calls[min(turn, len(calls) - 1)]
+        out = ModelOutput.for_tool_call("mockllm/model", name, args, content="")
+        out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # else mockllm fetches a tokenizer
+        return out
+
+    if agent == "basic_agent":
+        from inspect_ai.solver import basic_agent
+
+        solver = basic_agent(tools=[run_sql, run_python, think()], max_attempts=1)
+    else:
+        from inspect_ai.agent import AgentSubmit, react
+
+        solver = react(tools=[run_sql, run_python, think()], submit=AgentSubmit(keep_in_messages=True))
+    dataset = [Sample(input=f"[{t.trajectory_id}] {tasks[t.task_id].question}", target=t.task_id, id=t.trajectory_id) for t in chosen]
+    task = inspect_ai.Task(dataset=dataset, solver=solver, scorer=ehr_scorer(tasks, demo_db))
+    model = get_model("mockllm/model", custom_outputs=script)
+    [log] = inspect_ai.eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none", max_tool_output=10**7)
+    assert log.status == "success", log.error
+    return log, chosen, expected
+
+
+@pytest.mark.parametrize("agent", ["basic_agent", "react"])
+def test_inspect_scorer_agent_loop_ending_with_submit(episode_set, demo_db: Path, tmp_path: Path, agent: str):
+    log, chosen, expected = _replay_eval(episode_set, demo_db, tmp_path, agent)
+    assert {s.id for s in log.samples} == {t.trajectory_id for t in chosen}
+    for s in log.samples:
+        assert any(tc.function == "think" for m in s.messages if m.role == "assistant" for tc in (m.tool_calls or []))
+        assert any(tc.function == "submit" for m in s.messages if m.role == "assistant" for tc in (m.tool_calls or []))
+        v = expected[s.id]
+        score = s.scores["ehr_verifier"]
+        assert score.value == ("C" if v.success else "I"), (s.id, score.explanation)
+        assert score.metadata["reasons"] == [r.value for r in v.reasons]
+    assert {expected[t.trajectory_id].success for t in chosen} == {True, False}
+
+
+def test_inspect_scorer_submit_then_later_text_and_unknown_tool_errors(episode_set, demo_db: Path):
+    pytest.importorskip("inspect_ai", reason="inspect_ai not installed: the scorer test needs the real package")
+    import anyio
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser, ModelName
+    from inspect_ai.scorer import Target
+    from inspect_ai.solver import TaskState
+    from inspect_ai.tool import ToolCall, ToolCallError
+
+    from verifier.adapters.inspect_scorer import ehr_scorer
+
+    tasks, _, expected, _ = episode_set
+    traj = _solved(episode_set, "clean")
+    scorer = ehr_scorer(tasks, demo_db)
+
+    def state(messages) -> TaskState:
+        return TaskState(ModelName("mockllm/model"), traj.trajectory_id, 1, "q", [ChatMessageUser(content="q"), *messages])
+
+    def run(messages):
+        return anyio.run(scorer, state(messages), Target(traj.task_id))
+
+    bash = ChatMessageAssistant(content="let me look", tool_calls=[ToolCall(id="b1", function="bash", arguments={"cmd": "ls"})])
+    bash_err = ChatMessageTool(content="", tool_call_id="b1", function="bash", error=ToolCallError("unknown", "no such tool"))
+    submit_wrong = ChatMessageAssistant(content="done", tool_calls=[ToolCall(id="s1", function="submit", arguments={"answer": "<answer>nothing</answer>"})])
+    submit_res = ChatMessageTool(content="<answer>nothing</answer>", tool_call_id="s1", function="submit")
+    right = ChatMessageAssistant(content=traj.final_response)
+    submit_right = ChatMessageAssistant(content="", tool_calls=[ToolCall(id="s2", function="submit", arguments={"answer": traj.final_response})])
+
+    assert run([bash, bash_err, submit_right]).value == "C"  # the submitted answer is the final response
+    assert run([bash, bash_err, submit_wrong, submit_res, right]).value == "C"  # later assistant text wins
+    wrong = run([right, bash, bash_err, submit_wrong, submit_res])  # a later submit wins over earlier text
+    assert wrong.value == "I" and wrong.metadata["reasons"] != []
+    assert expected[traj.trajectory_id].success

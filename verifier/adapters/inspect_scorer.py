@@ -8,8 +8,12 @@ returning ``async def score(state: TaskState, target: Target) -> Score``
   ``state.metadata["task_id"]`` or ``target.text``, looked up in ``tasks``;
 * the trajectory: ``state.messages`` (assistant ``tool_calls`` to
   ``run_sql``/``run_python`` and their ``tool`` results) converted to
-  OpenAI-style dicts and then with ``verifier.chat.from_chat_messages``; the
-  final response is the last assistant text (else ``state.output.completion``);
+  OpenAI-style dicts and then with ``verifier.adapters.common.to_trajectory``;
+  the final response is the last assistant text, or the answer of a later
+  ``submit`` call (the tool that ends inspect_ai's ``basic_agent``/``react``
+  loops), else ``state.output.completion``. Calls to other tools (``think``,
+  ``bash``, ...) are skipped as steps: they are never SQL evidence and never
+  an error;
 * the Score: ``value`` CORRECT/INCORRECT, ``answer`` the parsed Answer,
   ``explanation`` the reason codes, ``metadata`` the whole verdict.
 
@@ -29,7 +33,20 @@ from .common import resolve_task, task_map, to_trajectory
 
 
 def inspect_messages_to_chat(messages: list[Any]) -> list[dict[str, Any]]:
-    """inspect_ai ``ChatMessage`` objects -> OpenAI-style message dicts (tool errors become ``Error: ...`` results)."""
+    """inspect_ai ``ChatMessage`` objects -> OpenAI-style message dicts.
+
+    Args:
+        messages: ``state.messages`` (system, user, assistant and tool messages).
+
+    Returns:
+        One dict per message (``role``, ``content`` text, assistant ``tool_calls`` of
+        every tool with dict ``arguments``, tool ``tool_call_id``); a tool error becomes
+        an ``Error: ...`` result. Messages of other roles are left out.
+
+    Raises:
+        Nothing on message content; which calls count as steps is decided by
+        ``verifier.adapters.common.model_messages``.
+    """
     out: list[dict[str, Any]] = []
     for m in messages:
         role = getattr(m, "role", None)
@@ -56,6 +73,7 @@ def ehr_scorer(
     db: str | Path | None = None,
     *,
     config: VerifyConfig | None = None,
+    submit_name: str = "submit",
 ) -> Any:
     """An inspect_ai ``Scorer`` that runs ``verify`` on the sample's episode.
 
@@ -63,17 +81,22 @@ def ehr_scorer(
         tasks: ``{task_id: Task}`` or a tasks JSONL path (when samples carry task ids).
         db: DuckDB file for Noise evidence re-execution.
         config: VerifyConfig for finer settings.
+        submit_name: name of the agent's submit tool (``basic_agent(submit_name=...)``,
+            ``AgentSubmit(name=...)``); its ``answer`` argument is the final response.
 
     Returns:
         The scorer (pass it as ``Task(scorer=ehr_scorer(...))``).
 
     Raises:
         ImportError: inspect_ai is not installed.
+        InputError (when scoring): the sample's task cannot be found or is invalid,
+            or a Noise task has no database. Never on what the model wrote.
     """
     from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
     from inspect_ai.solver import TaskState
 
     cfg = config or VerifyConfig()
+    submit_tools = frozenset({submit_name.lower()})
     if db is not None:
         cfg = cfg.model_copy(update={"db_path": str(db)})
 
@@ -87,10 +110,10 @@ def ehr_scorer(
             meta = state.metadata or {}
             ref = meta.get("task") or meta.get("task_id") or target.text
             task = resolve_task(ref, task_map(tasks), field="sample task")
-            chat = inspect_messages_to_chat(state.messages)
-            if not any(m["role"] == "assistant" and not m.get("tool_calls") for m in chat) and state.output is not None:
-                chat.append({"role": "assistant", "content": state.output.completion})
-            traj = to_trajectory(chat, task_id=task.task_id, trajectory_id=f"{state.sample_id}#{state.epoch}")
+            traj = to_trajectory(inspect_messages_to_chat(state.messages), task_id=task.task_id,
+                                 trajectory_id=f"{state.sample_id}#{state.epoch}", submit_tools=submit_tools)
+            if not traj.final_response and state.output is not None and state.output.completion:
+                traj = traj.model_copy(update={"final_response": state.output.completion})
             verdict = await anyio.to_thread.run_sync(verify, traj, task, cfg)
             answer = ((verdict.details or {}).get("parse") or {}).get("answer")
             return Score(
