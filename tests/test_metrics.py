@@ -188,6 +188,25 @@ def test_summary_keys_rates_and_breakdowns():
     # pass@1 over tasks: p1c 1/2, p1n 1/3, p2c 0, p2n 1
     assert s["pass_at_k"]["1"] == pytest.approx((0.5 + 1 / 3 + 0 + 1) / 4)
     assert s["pass_k_by_condition"]["noise"]["1"]["pass_at_k"] == pytest.approx((1 / 3 + 1) / 2)
+    assert s["duplicate_trajectory_ids"] == 0
+
+
+def test_duplicated_trajectory_ids_are_counted_and_shown():
+    """Two runs concatenated with the same ids: every copy counts as a sample (so n is
+    inflated); the summary says how many, and the printed table flags it."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from verifier.report import summary_table
+
+    one = [_verdict("a", i, success=i == 0).model_dump(mode="json") for i in range(2)]
+    s = summarize(one + one, ks=(1, 2))
+    assert s["duplicate_trajectory_ids"] == 2 and s["pass_k_tasks"] == {"1": 1, "2": 1}
+    buf = StringIO()
+    Console(file=buf, width=200).print(summary_table(s))
+    text = buf.getvalue()
+    assert "duplicated trajectory ids" in text and "(1 tasks with >= 2 samples)" in text
 
 
 @settings(max_examples=30, deadline=None)

@@ -265,8 +265,16 @@ def summarize(
         ``by_scope``, ``by_intent``, ``by_track`` (each ``{group: {"clean":
         stats, "noise": stats}}``), ``pass_at_k``, ``pass_hat_k`` (``{k:
         value}``), ``pass_k_tasks`` (``{k: tasks counted}``), ``pass_k_by_condition``,
-        ``rs`` and ``rs_evidence`` (``{penalty: RS}``) and ``reasons`` (see
-        ``reason_distribution``). Keys of every mapping are sorted.
+        ``rs`` and ``rs_evidence`` (``{penalty: RS}``), ``reasons`` (see
+        ``reason_distribution``) and ``duplicate_trajectory_ids`` (verdicts whose
+        trajectory_id an earlier verdict already had: each still counts as a
+        sample, so a concatenation of two runs with the same ids inflates n).
+        Keys of every mapping are sorted.
+
+        Error records (unreadable lines, unknown tasks, scorer failures) are
+        counted in ``n_errors``/``errors_by_type`` and are not samples: rates
+        and pass@k are over verdicts only, so check ``n_errors`` before
+        comparing runs.
     """
     verdicts, errors = split_records(records)
     tasks = tasks or {}
@@ -325,4 +333,5 @@ def summarize(
         "rs": {str(p): reliability_score(verdicts, p) for p in rs_penalties},
         "rs_evidence": {str(p): reliability_score(verdicts, p, require_evidence=True) for p in rs_penalties},
         "reasons": reason_distribution(verdicts),
+        "duplicate_trajectory_ids": len(verdicts) - len({str(d.get("trajectory_id")) for d in verdicts}),
     }

@@ -42,8 +42,13 @@ def summary_table(summary: Mapping[str, Any], *, title: str = "Scoring summary")
     t.add_row("Noise success", f"{_pct(n['success_rate'])} of {n['n']}")
     t.add_row("Noise NULL rate", _pct(n["null_rate"]))
     t.add_row("Noise abstention validity", _pct(n["abstention_validity"]))
+    tasks_per_k = summary.get("pass_k_tasks", {})
     for k in summary.get("pass_at_k", {}):
-        t.add_row(f"pass@{k} / pass^{k}", f"{_num(summary['pass_at_k'][k])} / {_num(summary['pass_hat_k'][k])}")
+        covered = f" ({tasks_per_k[k]} tasks with >= {k} samples)" if k in tasks_per_k else ""
+        t.add_row(f"pass@{k} / pass^{k}", f"{_num(summary['pass_at_k'][k])} / {_num(summary['pass_hat_k'][k])}{covered}")
+    if summary.get("duplicate_trajectory_ids"):
+        t.add_row("[bold red]duplicated trajectory ids[/]",
+                  f"{summary['duplicate_trajectory_ids']} (each copy counts as a sample: check the input)")
     for p, v in summary.get("rs", {}).items():
         t.add_row(f"RS({p}) EHRSQL / evidence", f"{_num(v)} / {_num(summary['rs_evidence'].get(p))}")
     return t
