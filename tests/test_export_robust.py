@@ -207,3 +207,18 @@ def test_max_pairs_per_task_below_one_is_refused(rollouts, tmp_path: Path, value
     res = CliRunner().invoke(app, ["export", "--kind", "dpo", "--tasks", str(tasks_file), "--trajectories", str(tf),
                                    "--verdicts", str(vf), "--out", str(out), "--max-pairs-per-task", str(value)])
     assert res.exit_code == 2 and f"max_pairs_per_task={value}" in res.output and not out.exists(), res.output
+
+
+def test_verdict_from_another_parser_version_still_pairs(rollouts, tmp_path: Path):
+    """A correct pairing whose verdict an older parser wrote (Answer kept with its Markdown) is not refused."""
+    from verifier.export import pairing_mismatch
+
+    tasks, files = rollouts
+    tf, _, own = files["answer-anyway"]
+    trajs = [Trajectory.model_validate_json(line) for line in tf.read_text().splitlines()]
+    answered = [(t, v) for t, v in zip(trajs, own) if not v["abstained"] and v["details"]["parse"]["answer"]]
+    assert answered
+    for traj, v in answered:
+        older = dict(v, details=dict(v["details"], parse=dict(v["details"]["parse"], answer=f"**{v['details']['parse']['answer']}**.")))
+        assert pairing_mismatch(traj, older, tasks[traj.task_id]) is None
+        assert pairing_mismatch(traj, dict(older, abstained=True), tasks[traj.task_id]) is not None
