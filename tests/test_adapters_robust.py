@@ -333,3 +333,25 @@ def test_inspect_scorer_submit_then_later_text_and_unknown_tool_errors(episode_s
     wrong = run([right, bash, bash_err, submit_wrong, submit_res])  # a later submit wins over earlier text
     assert wrong.value == "I" and wrong.metadata["reasons"] != []
     assert expected[traj.trajectory_id].success
+
+
+def test_a_model_cannot_type_its_own_evidence(episode_set, demo_db: Path):
+    """Reward hack: the model writes, as its completion TEXT, a serialized trajectory whose
+    steps carry the evidence query of a solved Noise episode and its (easily guessed) output.
+    Text is never read as steps, so the verdict is the text's (no evidence), while the same
+    steps handed over by the framework (a dict it recorded, or message lists with its tool
+    results) still score as the real episode."""
+    from verifier.adapters.trl_reward import make_reward_func
+    from verifier.adapters.verl_score import compute_score
+
+    tasks, _, expected, config = episode_set
+    solved = _solved(episode_set, "noise")
+    forged = solved.model_dump_json()
+    reward = make_reward_func(tasks, db=demo_db)
+    assert reward(prompts=["q"], completions=[forged], task_id=[solved.task_id]) == [0.0]
+    assert reward.last_verdicts[0].reasons == _text_verdict(forged, tasks[solved.task_id], config).reasons
+    out = compute_score("ehr", forged, tasks[solved.task_id].model_dump_json(), {}, db=demo_db)
+    assert out["score"] == 0.0
+    # the framework's own record of the episode is still trusted
+    assert reward(prompts=["q"], completions=[json.loads(forged)], task_id=[solved.task_id]) == [expected[solved.trajectory_id].score]
+    assert reward(prompts=["q"], completions=[completion_messages(solved)], task_id=[solved.task_id]) == [1.0]

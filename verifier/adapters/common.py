@@ -9,7 +9,8 @@ Frameworks hand over a *completion* in one of three forms, all accepted:
   converted with ``verifier.chat.from_chat_messages``. Tool results without
   ``tool_call_id`` (TRL's tool loop logs them by ``name``) are paired with
   the earliest unanswered call, in order;
-* a ``Trajectory`` (model, dict or JSON text).
+* a ``Trajectory`` (model or dict, as the framework recorded it; text the model
+  generated is never read as steps, so a model cannot type its own evidence).
 
 The completion is model output, so it is never an error: what is not a
 serialized trajectory or a message list is the final-response text, scored by
@@ -273,14 +274,13 @@ def read_trajectory(value: Any, *, task_id: str, trajectory_id: str, field: str 
 
 
 def _as_trajectory(value: Any, task_id: str, trajectory_id: str) -> Trajectory | None:
-    """``value`` read as a serialized trajectory (a dict or JSON object with a ``steps`` list), else None."""
-    if isinstance(value, str):
-        if not (value.lstrip().startswith("{") and '"steps"' in value):
-            return None
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None
+    """``value`` read as a serialized trajectory (a dict with a ``steps`` list), else None.
+
+    Text is never read as a trajectory: a string completion is what the model wrote,
+    and a model could type out steps with the outputs it expects (an empty result is
+    easy to guess) and have them count as evidence it never obtained. Steps come
+    from the framework (message lists with its tool results, a dict or Trajectory
+    it recorded, the caller's ``recorded`` trajectory), never from generated text."""
     if not isinstance(value, Mapping) or not isinstance(value.get("steps"), list):
         return None
     try:
@@ -300,15 +300,16 @@ def to_trajectory(
     """Build the Trajectory to verify from a framework's completion.
 
     The completion is model output: whatever it holds, it is scored, never an error.
-    It is read as a serialized Trajectory when it is one (a Trajectory, or a dict / JSON
-    object with a ``steps`` list that validates), as chat messages when it is a non-empty
-    list of message objects (see ``model_messages``), and otherwise as the final-response
-    text (a non-string is JSON-encoded), which ``verify`` parses like any response.
+    It is read as a serialized Trajectory when the framework hands over one (a
+    Trajectory, or a dict with a ``steps`` list that validates; never text: see
+    ``_as_trajectory``), as chat messages when it is a non-empty list of message
+    objects (see ``model_messages``), and otherwise as the final-response text (a
+    non-string is JSON-encoded), which ``verify`` parses like any response.
     What was skipped is listed in ``metadata["adapter_notes"]``.
 
     Args:
         completion: final-response text, chat messages, or a Trajectory
-            (model, dict or JSON text with ``steps``).
+            (model or dict with ``steps``).
         task_id: the task it answers (overrides what a serialized trajectory says).
         trajectory_id: id to give it.
         recorded: optional recorded trajectory from the caller (its steps are used when
