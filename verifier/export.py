@@ -25,7 +25,6 @@ agent's verdicts under the same ids are refused instead of exported.
 
 from __future__ import annotations
 
-import codecs
 import json
 import re
 from collections import defaultdict
@@ -366,11 +365,12 @@ def _records(
 def _raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """``(line number from 1, bytes)`` of a JSONL file, as ``ehr-verifier score`` numbers them.
 
-    Lines end at ``\n`` only; a UTF-8 byte-order mark at the start of the file is dropped.
+    Lines end at ``\n`` only; a UTF-8 byte-order mark at the start of the file is
+    dropped (``verifier.batch.iter_lines``, the reader ``score`` uses).
     """
-    with open(path, "rb") as fh:
-        for n, raw in enumerate(fh, start=1):
-            yield n, (raw[3:] if n == 1 and raw.startswith(codecs.BOM_UTF8) else raw)
+    from .batch import iter_lines
+
+    yield from enumerate(iter_lines(path), start=1)
 
 
 def _decode(raw: bytes, field: str) -> str:
