@@ -25,7 +25,11 @@ reasons they produce appear in this order:
    the agent never saw it, or it never ran, as under ``if False:``).
    A query that qualifies on the task's witness must also qualify on its
    re-keyed copy (``verifier.witness_rekey``: the witness's invented surrogate
-   ids changed), so a query keyed on those ids is ``not_sensitive``.
+   ids changed), so a query keyed on those ids is ``not_sensitive``; and its
+   visible result must NOT change with the decoy witness (``verifier.witness_decoy``:
+   the same rows moved to another patient/admission/stay, or for population tasks
+   to another item/code), else it is ``not_specific`` (``EVIDENCE_NOT_SPECIFIC``:
+   a whole-table fingerprint or ``count(*)`` sees any inserted row).
    A query using a volatile function (``now()``, ``random()``...) is not
    compared with its recorded output.
    Aggregation: any fabricated query fails the verdict with
@@ -51,6 +55,7 @@ qualifies when its visible base result is empty or shows an empty value
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -59,7 +64,7 @@ from sqlglot import exp
 
 from .config import VerifyConfig
 from .errors import InputError, UnsafeQueryError
-from .evidence import EvidenceQuery, extract_evidence, output_matches, reflected_in_output, visible_canon
+from .evidence import EvidenceQuery, display_key, extract_evidence, output_matches, reflected_in_output, visible_canon
 from .reasons import ReasonCode
 from .reasoning_check import check_reasoning
 from .small_cell import check_small_cell, rules as small_cell_rules
@@ -67,7 +72,8 @@ from . import query_cache
 from .sqlsafe import QueryFailed, QueryResult, execute_checked, parse_checked, thread_connection, token_key, tokenize
 from .task import Task
 from .trajectory import Trajectory
-from .witness import compare, for_overlay, overlay_for, overlay_shape, tables_read
+from .witness import compare, for_overlay, overlay_for, overlay_shape, tables_read, witness_key
+from .witness_decoy import decoy_witness
 from .witness_rekey import rekeyed_witness, task_named_values
 
 #: Per-query status -> reason code, in reporting order.
@@ -76,6 +82,7 @@ STATUS_CODES: dict[str, ReasonCode] = {
     "rejected": ReasonCode.EVIDENCE_REJECTED,
     "failed": ReasonCode.EVIDENCE_QUERY_FAILED,
     "not_sensitive": ReasonCode.EVIDENCE_NOT_SENSITIVE,
+    "not_specific": ReasonCode.EVIDENCE_NOT_SPECIFIC,
     "no_gap": ReasonCode.EVIDENCE_DOES_NOT_SHOW_GAP,
     "unseen": ReasonCode.NO_EVIDENCE,
 }
@@ -212,7 +219,53 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
             if not r.shows_gap:
                 rec.update(status="no_gap" if r.sensitive else "not_sensitive",
                            why="with the witness's invented identifiers re-keyed: " + r.why)
+                return rec
+        # ... and must not see the same rows moved out of the task's scope
+        # (verifier.witness_decoy): a task-agnostic query sees them too
+        decoy = _calibrated_decoy(db, task, config, threshold)
+        if decoy is not None:
+            try:
+                d_over = _on_overlay(db, decoy, safe, limit, cap)
+            except QueryFailed as exc:
+                rec.update(status="failed", why=f"on the decoy witness overlay: {exc.message}")
+                return rec
+            if compare(base, d_over, config.display, small_cell_threshold=threshold).sensitive:
+                rec.update(status="not_specific",
+                           why="the result also changes when the witness rows are moved out of the task's scope "
+                               "(another patient, admission, stay, item or code): the query does not look at the task's scope")
     return rec
+
+
+_DECOYS: dict[tuple[Any, ...], Any] = {}
+
+
+def _calibrated_decoy(db: Path, task: Task, config: VerifyConfig, threshold: int | None) -> Any:
+    """The task's decoy witness (``verifier.witness_decoy``), or ``None`` when there is
+    none or it is not clean for this task: the task's own reference evidence query
+    (``reference.sql``) must not see it, else moving the rows did not take them out of
+    the task's scope (a relational task where other rows still link them to it, as
+    an emar detail row keyed by its administration's emar_id) and the check is skipped
+    rather than risk rejecting honest evidence. Memoised per process and task."""
+    key = (os.getpid(), str(db), task.task_id, witness_key(task.reference.witness), display_key(config.display),
+           config.row_cap, threshold)
+    if key in _DECOYS:
+        return _DECOYS[key]
+    decoy = decoy_witness(db, task)
+    if decoy is not None:
+        limit, cap = config.query_time_limit_s, config.row_cap
+        try:
+            safe = _analyse(task.reference.sql, "duckdb")[0]
+            base = _cached(("base", str(db)), safe, cap,
+                           lambda: execute_checked(thread_connection(db), safe, time_limit_s=limit, row_cap=cap))
+            seen = compare(base, _on_overlay(db, decoy, safe, limit, cap), config.display, small_cell_threshold=threshold)
+        except (UnsafeQueryError, QueryFailed):
+            decoy = None  # cannot calibrate: no decoy check
+        else:
+            decoy = None if seen.sensitive else decoy
+    if len(_DECOYS) >= 65536:
+        _DECOYS.clear()
+    _DECOYS[key] = decoy
+    return decoy
 
 
 def _on_overlay(db: Path, witness: Any, safe: str, limit: float, cap: int) -> QueryResult:
