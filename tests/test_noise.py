@@ -564,6 +564,18 @@ def test_queries_on_the_witness_invented_ids_are_not_evidence(db: Path) -> None:
     assert "9999" in task_named_values(_task(question="First potassium of lab event 9999?"))
 
 
+def test_an_empty_result_must_show_on_a_line_of_its_own(db: Path) -> None:
+    """Red team: ``if False: con.execute(<scoped query with an empty result>)`` printing
+    "exit code 0" counted, because any lone 0 in the output read as "the empty result was
+    shown". Only a line that is itself an empty marker counts now."""
+    rows_q = f"SELECT lab_event_id, value FROM lab_events WHERE admissionid = {ADM} AND itemid = {ITEM}"
+    dead = Step(index=1, kind="python", code=f'if False:\n    con.execute("{rows_q}")\nprint("exit code 0")', output="exit code 0")
+    assert _reasons(db, _traj([dead])) == ["NO_EVIDENCE"]
+    for shown in ("[]", "rows: 0", "Empty DataFrame\nColumns: [lab_event_id, value]\nIndex: []"):
+        ran = Step(index=1, kind="python", code=f'print(con.execute("{rows_q}").fetchall())', output=shown)
+        assert _reasons(db, _traj([ran])) == [], shown
+
+
 def test_sql_the_agent_never_saw_is_not_evidence(db: Path) -> None:
     """Loopholes: SQL in unreachable Python (``if False:``) and a SQL step with no recorded
     output both counted as evidence. Recovered SQL counts only if its result shows in the

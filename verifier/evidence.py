@@ -464,7 +464,14 @@ def output_matches(step: Step, result: QueryResult, display: DisplayConfig | Non
 
 
 _NULL_TEXTS = ("none", "null", "nan", "<na>", "nat")
-_EMPTY_TEXTS = re.compile(r"\[\s*\]|\(\s*\)|empty|\b0 rows?\b|\bno rows\b|\bno results?\b|\bnone\b|(?<![\d.])0(?![\d.])", re.IGNORECASE)
+#: A printed line that shows an empty result: the whole line (stripped) is an empty
+#: container, "Empty DataFrame...", "0 rows", "no rows/results", "None", a lone 0 or
+#: "<name>: 0" / "<name> = 0". A 0 inside other text ("exit code 0") is not one.
+_EMPTY_LINE = re.compile(
+    r"\s*(?:\[\s*\]|\(\s*\)|\{\s*\}|empty\b.*|\(?0 rows?\)?.*|no (?:rows|results?)\b.*|none|0|"
+    r"[\w ().\[\]'\"]{1,40}\s*[:=]\s*(?:0|\[\s*\]|none))\s*",
+    re.IGNORECASE,
+)
 
 
 def _cell_shown(value: Any, text: str, lowered: str, numbers: list[tuple[float, int]]) -> bool:
@@ -488,7 +495,8 @@ def reflected_in_output(step: Step, result: QueryResult, display: DisplayConfig 
     ``display``), every cell of at least one visible row appears in the output
     text (numbers at the text's stated decimals, text case-insensitively, NULL
     as None/NULL/NaN/<NA>/NaT); with an empty result, the output shows an empty
-    result (``[]``, ``()``, "empty", "0 rows", "no rows", "None", a lone ``0``).
+    result on a line of its own (``[]``, ``()``, "Empty DataFrame", "0 rows", "no rows",
+    "None", a lone ``0``, ``n: 0``; not a 0 inside other text such as "exit code 0").
 
     Args:
         step: the Python step (its ``output``).
@@ -504,7 +512,7 @@ def reflected_in_output(step: Step, result: QueryResult, display: DisplayConfig 
     lowered = text.lower()
     rows = visible_rows(result.rows, result.columns, display)
     if not rows:
-        ok = bool(_EMPTY_TEXTS.search(text))
+        ok = any(_EMPTY_LINE.fullmatch(line) for line in text.splitlines())
         return ok, ("the output shows the empty result" if ok else "the result is empty and the output does not show it")
     numbers = _numbers(text)
     for row in rows:
