@@ -440,7 +440,7 @@ def test_overlay_is_built_only_when_its_result_is_not_cached(db: Path, monkeypat
         again = verify(_traj([(GOOD, None)]), task, _cfg(db))
         assert again.model_dump() == first.model_dump() and built == []
         verify(_traj([(f"SELECT itemid FROM lab_events WHERE admissionid = {ADM}", None)]), task, _cfg(db))
-        assert len(built) == 2  # the task's witness and its re-keyed variant (verifier.witness_rekey)
+        assert len(built) == 1  # one overlay: the witness with its invented ids re-keyed (verifier.witness_rekey)
         bad = Task.model_validate({**task.model_dump(), "task_id": "bad"})
         bad.reference.witness = [WitnessTable(table="no_such_table", rows=[{"x": 1}])]
         with pytest.raises(InputError):

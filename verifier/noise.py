@@ -23,9 +23,9 @@ reasons they produce appear in this order:
    recovered by ``ast`` from a Python step with no recorded ``Step.sql`` whose
    result does not show in the step's output, ``evidence.reflected_in_output``:
    the agent never saw it, or it never ran, as under ``if False:``).
-   A query that qualifies on the task's witness must also qualify on its
-   re-keyed copy (``verifier.witness_rekey``: the witness's invented surrogate
-   ids changed), so a query keyed on those ids is ``not_sensitive``; and its
+   The witness is applied with its invented surrogate ids re-keyed to holes
+   inside the base's id range (``verifier.witness_rekey``), so a query keyed on
+   invented ids (``id > max(id)``) is ``not_sensitive``; and a qualifying query's
    visible result must NOT change with the decoy witness (``verifier.witness_decoy``:
    the same rows moved to another patient/admission/stay, or for population tasks
    to another item/code), else it is ``not_specific`` (``EVIDENCE_NOT_SPECIFIC``:
@@ -191,13 +191,18 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
     if read is None:
         rec.update(status="not_sensitive", why="schema introspection cannot see witness rows")
         return rec
+    # The witness as the query sees it has its invented surrogate ids re-keyed to
+    # pseudo-random holes inside the base's id range (verifier.witness_rekey): honest
+    # evidence does not depend on those ids, a query aimed at them (``id > max(id)``,
+    # ``id = max(id) + 1``) cannot see the rows.
+    variant = rekeyed_witness(db, witness, task_named_values(task)) or witness
     # the overlay's shape first; the overlay itself only if its result is not cached
-    _, overlay_tables, _ = overlay_shape(db, witness)
+    _, overlay_tables, _ = overlay_shape(db, variant)
     if not read & overlay_tables:
         rec.update(status="not_sensitive", why=f"reads {sorted(read) or 'no table'}, none of the witnessed tables {sorted(overlay_tables)}")
         return rec
     try:
-        over = _on_overlay(db, witness, safe, limit, cap)
+        over = _on_overlay(db, variant, safe, limit, cap)
     except QueryFailed as exc:
         rec.update(status="failed", why=f"on the witness overlay: {exc.message}")
         return rec
@@ -206,20 +211,6 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
     s = compare(base, over, config.display, small_cell_threshold=threshold)
     rec.update(status="qualifies" if s.shows_gap else ("no_gap" if s.sensitive else "not_sensitive"), why=s.why)
     if s.shows_gap:
-        # the same check on the re-keyed witness (fresh surrogate ids changed): a query
-        # keyed on the witness's invented ids cannot see both variants (verifier.witness_rekey)
-        rekeyed = rekeyed_witness(db, witness, task_named_values(task))
-        if rekeyed is not None:
-            try:
-                r_over = _on_overlay(db, rekeyed, safe, limit, cap)
-            except QueryFailed as exc:
-                rec.update(status="failed", why=f"on the re-keyed witness overlay: {exc.message}")
-                return rec
-            r = compare(base, r_over, config.display, small_cell_threshold=threshold)
-            if not r.shows_gap:
-                rec.update(status="no_gap" if r.sensitive else "not_sensitive",
-                           why="with the witness's invented identifiers re-keyed: " + r.why)
-                return rec
         # ... and must not see the same rows moved out of the task's scope
         # (verifier.witness_decoy): a task-agnostic query sees them too
         decoy = _calibrated_decoy(db, task, config, threshold)

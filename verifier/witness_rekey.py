@@ -4,9 +4,10 @@ DESIGN.md section 4 ("Noise abstentions", step 4). Witness rows often carry
 identifiers the construction program invented (a new ``lab_event_id``, a new
 ``icuadmissionid``). A query filtering on such an id (``WHERE lab_event_id =
 99000001``, ``>= 99000000``) sees the witness without ever looking at the
-patient, admission or item, so evidence must be sensitive under TWO witness
-variants that differ only in those fresh identifiers: the task's witness and
-``rekeyed_witness(...)``; a query keyed on the invented ids cannot see both.
+patient, admission or item, so evidence is judged on the witness with those
+fresh identifiers re-keyed (``rekeyed_witness(...)``, used by ``verifier.noise``
+in place of the task's witness): pseudo-random holes inside the base's id range
+that a query keyed on the invented ids (or on "beyond the base's ids") cannot see.
 
 Rule:
     * an id-like column is one whose name ends in ``id`` (``admissionid``,
