@@ -53,8 +53,22 @@ ENTITY_LEVELS: tuple[tuple[str, tuple[str, ...]], ...] = (
 ENTITY_COLUMNS = frozenset(c for _, cols in ENTITY_LEVELS for c in cols)
 #: Candidate values read per column for a population decoy (the first ones, in order).
 MAX_CANDIDATES = 500
+#: Candidate entities read per level for a patient-scope decoy (the first ones by id).
+MAX_ENTITIES = 5000
 
 _CACHE: dict[tuple[Any, ...], list[WitnessTable] | None] = {}
+#: Per-process lookups that depend only on the database file (its tables, the
+#: candidate entities and column values): read once, reused by every task.
+_LOOKUPS: dict[tuple[Any, ...], Any] = {}
+
+
+def _cached(key: tuple[Any, ...], compute: Any) -> Any:
+    full = (os.getpid(), *key)
+    if full not in _LOOKUPS:
+        if len(_LOOKUPS) >= 4096:
+            _LOOKUPS.clear()
+        _LOOKUPS[full] = compute()
+    return _LOOKUPS[full]
 
 
 def _pick(candidates: Sequence[Any], seed: str) -> Any:
@@ -84,13 +98,14 @@ def decoy_witness(db_path: str | os.PathLike[str], task: Task) -> list[WitnessTa
     if key in _CACHE:
         return _CACHE[key]
     con = thread_connection(db_path)
-    tables = {r[0].lower(): {c.lower() for c in r[1]} for r in con.execute(
-        "SELECT table_name, list(column_name) FROM duckdb_columns() WHERE schema_name = 'main' GROUP BY table_name").fetchall()}
+    db_key = resolved_path(str(db_path))
+    tables = _cached(("tables", db_key), lambda: {r[0].lower(): {c.lower() for c in r[1]} for r in con.execute(
+        "SELECT table_name, list(column_name) FROM duckdb_columns() WHERE schema_name = 'main' GROUP BY table_name").fetchall()})
     seed = witness_key(witness)
     if task.scope == "population":
-        mapping = _population_mapping(con, tables, witness, named, seed)
+        mapping = _population_mapping(con, db_key, tables, witness, named, seed)
     else:
-        mapping = _entity_mapping(con, tables, witness, named, seed)
+        mapping = _entity_mapping(con, db_key, tables, witness, named, seed)
     result = None
     if mapping:
         result = []
@@ -107,8 +122,8 @@ def _hashable(v: Any) -> Any:
     return v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
 
 
-def _entity_mapping(con: Any, tables: dict[str, set[str]], witness: Sequence[WitnessTable], named: frozenset[str],
-                    seed: str) -> dict[tuple[str, str, Any], Any]:
+def _entity_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witness: Sequence[WitnessTable],
+                    named: frozenset[str], seed: str) -> dict[tuple[str, str, Any], Any]:
     """``{(table, column, old value): new value}`` moving the witness's existing entity ids
     to another entity of the most specific level present."""
     values: dict[str, set[int]] = {}
@@ -129,12 +144,11 @@ def _entity_mapping(con: Any, tables: dict[str, set[str]], witness: Sequence[Wit
         if not existing:
             continue  # only invented entities at this level: try the level above
         # never an entity the witness or the task names, at any level
-        avoid = {c: sorted(values.get(c, set()) | {int(s) for s in named if s.lstrip("-").isdigit()}) for c in cols}
-        where = " AND ".join(f"{_q(c)} NOT IN ({', '.join('?' for _ in avoid[c])})" for c in cols if avoid[c]) or "TRUE"
-        params = [v for c in cols if avoid[c] for v in avoid[c]]
-        candidates = con.execute(
-            f"SELECT {', '.join(_q(c) for c in cols)} FROM {_q(table)} WHERE {where} AND "
-            + " AND ".join(f"{_q(c)} IS NOT NULL" for c in cols) + f" ORDER BY 1 LIMIT {MAX_CANDIDATES}", params).fetchall()
+        avoid = {c: values.get(c, set()) | {int(s) for s in named if s.lstrip("-").isdigit()} for c in cols}
+        rows = _cached(("entities", db_key, table), lambda: con.execute(
+            f"SELECT {', '.join(_q(c) for c in cols)} FROM {_q(table)} WHERE "
+            + " AND ".join(f"{_q(c)} IS NOT NULL" for c in cols) + f" ORDER BY 1 LIMIT {MAX_ENTITIES}").fetchall())
+        candidates = [r for r in rows if not any(v in avoid[c] for c, v in zip(cols, r))]
         if not candidates:
             return {}
         decoy = dict(zip(cols, _pick(candidates, seed + "|" + table)))
@@ -153,8 +167,8 @@ def _entity_mapping(con: Any, tables: dict[str, set[str]], witness: Sequence[Wit
 _LEVEL_TABLE = {cols[0]: table for table, cols in ENTITY_LEVELS}
 
 
-def _population_mapping(con: Any, tables: dict[str, set[str]], witness: Sequence[WitnessTable], named: frozenset[str],
-                        seed: str) -> dict[tuple[str, str, Any], Any]:
+def _population_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witness: Sequence[WitnessTable],
+                        named: frozenset[str], seed: str) -> dict[tuple[str, str, Any], Any]:
     """``{(table, column, old value): new value}`` replacing every named witness value by
     another value of its column."""
     mapping: dict[tuple[str, str, Any], Any] = {}
@@ -166,9 +180,10 @@ def _population_mapping(con: Any, tables: dict[str, set[str]], witness: Sequence
                 k = (table, col, _hashable(v))
                 if k in mapping or v is None or isinstance(v, bool) or str(v) not in named or col not in tables.get(table, set()):
                     continue
-                candidates = [r[0] for r in con.execute(
-                    f"SELECT DISTINCT {_q(col)} FROM {_q(table)} WHERE {_q(col)} IS NOT NULL AND CAST({_q(col)} AS VARCHAR) <> ? "
-                    f"ORDER BY 1 LIMIT {MAX_CANDIDATES}", [str(v)]).fetchall()]
+                values = _cached(("values", db_key, table, col), lambda: [r[0] for r in con.execute(
+                    f"SELECT DISTINCT {_q(col)} FROM {_q(table)} WHERE {_q(col)} IS NOT NULL "
+                    f"ORDER BY 1 LIMIT {MAX_CANDIDATES + 1}").fetchall()])
+                candidates = [c for c in values if str(c) != str(v)][:MAX_CANDIDATES]
                 if candidates:
                     new = _pick(candidates, f"{seed}|{table}|{col}|{v}")
                     mapping[k] = new if isinstance(new, (str, int, float)) else str(new)
