@@ -40,7 +40,7 @@ from typing import Any, Sequence
 
 from .sqlsafe import resolved_path, thread_connection
 from .task import Task, WitnessTable
-from .witness import witness_key
+from .witness import _q, witness_key
 from .witness_rekey import task_named_values
 
 #: The entity hierarchy of the renamed schema (rules/schema.toml), most specific first:
@@ -74,10 +74,6 @@ def _cached(key: tuple[Any, ...], compute: Any) -> Any:
 def _pick(candidates: Sequence[Any], seed: str) -> Any:
     digest = hashlib.sha256(seed.encode()).digest()
     return candidates[int.from_bytes(digest[:8], "big") % len(candidates)]
-
-
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def decoy_witness(db_path: str | os.PathLike[str], task: Task) -> list[WitnessTable] | None:
