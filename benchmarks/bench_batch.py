@@ -39,12 +39,9 @@ from pathlib import Path
 
 import duckdb
 
-from verifier.batch import BatchVerifier
-from verifier.config import VerifyConfig
-from verifier.contract import load_tasks
-from verifier.render import render_result
-from verifier.task import Task
-from verifier.trajectory import Step, Trajectory
+from verifier.contract import Step, Task, Trajectory, VerifyConfig, load_tasks
+from verifier.scoring import BatchVerifier
+from verifier.sql import render_result
 
 ID_COLUMNS = ("patientid", "admissionid", "icuadmissionid")
 OFFSET = 100_000_000
@@ -90,8 +87,8 @@ def query_pool(task: Task, rnd: random.Random) -> list[str]:
 
 
 def _record(con: duckdb.DuckDBPyConnection, sql: str, cache: dict[str, tuple]) -> tuple:
-    from verifier.sqlsafe import QueryFailed, run_query
-    from verifier.errors import UnsafeQueryError
+    from verifier.contract import UnsafeQueryError
+    from verifier.sql import QueryFailed, run_query
 
     if sql not in cache:
         try:
@@ -110,7 +107,7 @@ def grpo_batch(tasks: list[Task], db: Path, *, per_task: int = 8, seed: int = 0)
     """``per_task`` trajectories for each task, as JSON lines (outputs recorded on ``db``)."""
     from verifier.agents.format import format_answer, tagged_response
     from verifier.agents.reference_agents import abstention_reasoning
-    from verifier.sqlsafe import open_readonly
+    from verifier.sql import open_readonly
 
     rnd = random.Random(seed)
     con = open_readonly(db)
@@ -158,7 +155,8 @@ def grpo_batch(tasks: list[Task], db: Path, *, per_task: int = 8, seed: int = 0)
 
 def _drop_thread_resources() -> None:
     """Close this thread's cached read-only connections and witness overlays (naive = fresh each time)."""
-    from verifier import sqlsafe, witness
+    from verifier.abstention import _witness as witness
+    from verifier.sql import _execute as sqlsafe
 
     for mod, attr in ((sqlsafe, "cons"), (witness, "overlays")):
         local = getattr(mod, "_local", None)
@@ -174,7 +172,7 @@ def _drop_thread_resources() -> None:
 
 def naive(lines: list[str], tasks: dict[str, Task], db: Path) -> tuple[float, float]:
     """Wall and CPU seconds to score ``lines`` one by one with fresh connections and no cache."""
-    from verifier import query_cache
+    from verifier.sql import _cache as query_cache
     from verifier.verify import verify
 
     query_cache.install(None)
@@ -241,8 +239,8 @@ def replicate(src: Path, out: Path, copies: int) -> Path:
 def _prepare(args: argparse.Namespace, tmp: Path) -> tuple[Path, dict[str, Task]]:
     if args.db and args.tasks:
         return Path(args.db), load_tasks(args.tasks)
-    from verifier.build_db import build_database
     from verifier.construction import make_tasks
+    from verifier.database import build_database
 
     mimic = Path(os.environ.get("MIMIC_DEMO_DIR", Path(__file__).resolve().parents[2] / "shared" / "data" / "mimic-iv-demo"))
     meds = mimic.parent / "mimic-iv-demo-meds" / "mimic_iv_demo_meds_events.parquet"

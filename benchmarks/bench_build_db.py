@@ -38,7 +38,7 @@ TARGET_S = 60.0
 
 
 def _child_build(mimic_dir: str, meds: str | None, out: str) -> dict[str, float]:
-    from verifier.build_db import build_database
+    from verifier.database import build_database
 
     t0 = time.perf_counter()
     report = build_database(mimic_dir, out, chartevents_meds=meds)

@@ -44,7 +44,7 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     db = args.db
     if db is None:
-        from verifier.build_db import build_database
+        from verifier.database import build_database
 
         db = out / "demo.duckdb"
         if not db.exists():

@@ -19,23 +19,25 @@ Usage: python benchmarks/bench_verify_clean.py [--n 100000] [--seed 0] [--profil
 from __future__ import annotations
 
 import argparse
-import gc
 import datetime as dt
+import gc
 import random
 import time
 
 from verifier import ReasonCode, verify
-from verifier.answers import (
+from verifier.contract import (
+    AnswerPolicy,
     BooleanAnswer,
     CountAnswer,
     DatetimeAnswer,
     NumberAnswer,
     QuantityAnswer,
     RecordsAnswer,
+    Reference,
+    Task,
     TextAnswer,
+    Trajectory,
 )
-from verifier.task import AnswerPolicy, Reference, Task
-from verifier.trajectory import Trajectory
 
 LABS = [  # (analyte, ref unit, db unit, alternative unit, factor to alt, decimals)
     ("potassium", "mmol/L", "mEq/L", "mEq/L", 1.0, 1),

@@ -8,7 +8,7 @@ are given). In ONE process and the same run it times:
   connection (the least any re-executing verifier must do);
 - verify(): parse, evidence extraction, read-only check, re-execution,
   fabrication check, witness overlay run, five-unit and reasoning checks;
-- verify() with a query cache installed (verifier.query_cache, as
+- verify() with a query cache installed (verifier.sql._cache, as
   verify_batch does per worker): repeated samples of the same task.
 
 It prints verifications per second and the ratio to the baseline.
@@ -26,12 +26,12 @@ from pathlib import Path
 
 import duckdb
 
-from verifier import query_cache, verify
-from verifier.config import VerifyConfig
-from verifier.evidence import extract_evidence
-from verifier.noise_fixtures import load_cases
-from verifier.sqlsafe import open_readonly
-from verifier.trajectory import Trajectory
+from verifier import verify
+from verifier.abstention import extract_evidence, load_cases
+from verifier.contract import Trajectory, VerifyConfig
+from verifier.sql import _cache as query_cache
+from verifier.sql import open_readonly
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     from verifier.synthetic.gaps import read_gaps
 
     if args.db is None:
-        from verifier.build_db import build_database
+        from verifier.database import build_database
         from verifier.synthetic import generate_hospital
 
         work = Path(tempfile.mkdtemp(prefix="bench_noise_"))

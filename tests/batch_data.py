@@ -10,9 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from verifier.task import Task
-from verifier.trajectory import Trajectory
-from verifier.verdict import Verdict
+from verifier.contract import Task, Trajectory, Verdict
 
 #: Agents whose trajectories the tests score, and how they must end on Noise tasks.
 AGENTS = ("oracle", "always-null", "answer-anyway", "wrong-scope")
@@ -49,8 +47,8 @@ def pick_pairs(tasks: list[Task], n_pairs: int) -> list[Task]:
 @lru_cache(maxsize=4)
 def _episodes(db_path: str, tasks_key: tuple[str, ...], agents: tuple[str, ...]) -> list[str]:
     from verifier.agents import make_agent
+    from verifier.agents.rollout import run_episode
     from verifier.env import EHREnv
-    from verifier.env.rollout import run_episode
 
     tasks = _TASKS[tasks_key]
     out: list[str] = []

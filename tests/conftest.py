@@ -45,7 +45,7 @@ def meds_file() -> Path:
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory: pytest.TempPathFactory, mimic_dir: Path, meds_file: Path) -> Path:
     """The real demo built once per session (with MEDS chart events), read-only afterwards."""
-    from verifier.build_db import build_database
+    from verifier.database import build_database
 
     out = tmp_path_factory.mktemp("demo_db") / "demo.duckdb"
     build_database(mimic_dir, out, chartevents_meds=meds_file)
@@ -63,7 +63,7 @@ def synth_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def synth_db(tmp_path_factory: pytest.TempPathFactory, synth_dir: Path) -> Path:
     """The synthetic hospital built into DuckDB once per session."""
-    from verifier.build_db import build_database
+    from verifier.database import build_database
 
     out = tmp_path_factory.mktemp("synth_db") / "synth.duckdb"
     build_database(synth_dir, out)

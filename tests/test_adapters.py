@@ -3,17 +3,13 @@ over the real demo; each must agree with ``verify`` on the same trajectory."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-
 from batch_data import episodes, pick_pairs
-from verifier.config import VerifyConfig
-from verifier.errors import InputError
-from verifier.export import completion_messages
-from verifier.task import Task
-from verifier.trajectory import Trajectory
+
+from verifier.contract import InputError, Task, Trajectory, VerifyConfig
+from verifier.scoring import completion_messages
 from verifier.verify import verify
 
 

@@ -13,15 +13,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from test_adapters import sample  # noqa: F401 - the real episodes, shared module fixture
+
 from verifier.adapters.common import verdict_fields
-from verifier.config import VerifyConfig
-from verifier.errors import InputError
-from verifier.export import completion_messages
+from verifier.contract import InputError, Task, Trajectory, VerifyConfig
 from verifier.parse import parse
-from verifier.task import Task
-from verifier.trajectory import Trajectory
+from verifier.scoring import completion_messages
 from verifier.verify import verify
 
 #: What a model can write that is neither a final answer in the usual form nor a trajectory.
@@ -304,7 +301,12 @@ def test_inspect_scorer_agent_loop_ending_with_submit(episode_set, demo_db: Path
 def test_inspect_scorer_submit_then_later_text_and_unknown_tool_errors(episode_set, demo_db: Path):
     pytest.importorskip("inspect_ai", reason="inspect_ai not installed: the scorer test needs the real package")
     import anyio
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser, ModelName
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageTool,
+        ChatMessageUser,
+        ModelName,
+    )
     from inspect_ai.scorer import Target
     from inspect_ai.solver import TaskState
     from inspect_ai.tool import ToolCall, ToolCallError

@@ -16,11 +16,10 @@ import pytest
 from verifier.agents import AGENTS, EXPECTED_NOISE_REASON, make_agent
 from verifier.agents.evidence import rescope, wrong_scope_lookup
 from verifier.agents.format import format_answer
+from verifier.agents.rollout import run_episode
+from verifier.contract import InputError, ReasonCode
 from verifier.env import EHREnv, EnvConfig
-from verifier.env.rollout import run_episode
-from verifier.errors import InputError
 from verifier.parse import parse
-from verifier.reasons import ReasonCode
 
 
 def _sample(tasks: list, per_program: int, condition: str | None = None, seed: int = 0) -> list:

@@ -16,10 +16,9 @@ from typing import Any
 import pytest
 
 from verifier.agents import format_answer, make_agent, tagged_response
-from verifier.env import EHREnv, EnvConfig, EVIDENCE_CHECK_INSTRUCTION
-from verifier.env.rollout import rollout, run_episode
-from verifier.contract import read_jsonl
-from verifier.trajectory import Trajectory
+from verifier.agents.rollout import rollout, run_episode
+from verifier.contract import Trajectory, read_jsonl
+from verifier.env import EVIDENCE_CHECK_INSTRUCTION, EHREnv, EnvConfig
 
 
 def _call(cid: str, name: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -10,13 +10,10 @@ from itertools import count
 from pathlib import Path
 
 import pytest
-
 from batch_data import episodes, pick_pairs
-from verifier.batch import BatchVerifier, iter_lines, verify_batch, verify_file
-from verifier.config import VerifyConfig
-from verifier.task import Task
-from verifier.trajectory import Trajectory
-from verifier.verdict import Verdict
+
+from verifier.contract import Task, Trajectory, Verdict, VerifyConfig
+from verifier.scoring import BatchVerifier, iter_lines, verify_batch, verify_file
 from verifier.verify import verify
 
 N_LINES = 300
@@ -216,7 +213,7 @@ def test_models_and_dicts_are_accepted_like_lines(sample, demo_db: Path):
 @pytest.mark.parametrize("kwargs,field", [({"workers": 0}, "workers"), ({"backend": "gpu"}, "backend"), ({"chunk_size": 0}, "chunk_size"),
                                           ({"item_time_limit_s": 0}, "item_time_limit_s"), ({"item_time_limit_s": -1}, "item_time_limit_s")])
 def test_bad_arguments_are_typed_errors(kwargs, field, sample):
-    from verifier.errors import InputError
+    from verifier.contract import InputError
 
     tasks, _ = sample
     with pytest.raises(InputError) as exc:
@@ -252,7 +249,7 @@ def test_an_item_that_cannot_be_pickled_is_its_own_error_record(sample, demo_db:
 
 
 def test_verify_file_leaves_earlier_output_intact_on_bad_arguments(corrupted_file: Path, sample, demo_db: Path, tmp_path: Path):
-    from verifier.errors import InputError
+    from verifier.contract import InputError
 
     tasks, _ = sample
     out = tmp_path / "verdicts.jsonl"
@@ -265,9 +262,9 @@ def test_verify_file_leaves_earlier_output_intact_on_bad_arguments(corrupted_fil
 
 _SLOW_QUERY_RUN = r"""
 import json, sys
-from verifier.batch import verify_batch
-from verifier.task import Task
-from verifier.trajectory import Step, Trajectory
+from verifier.scoring import verify_batch
+from verifier.contract import Task
+from verifier.contract import Step, Trajectory
 task = Task.model_validate_json(sys.argv[2])
 slow = "SELECT count(*) AS n FROM range(3000000000) a WHERE a % 7 = 3"
 traj = Trajectory(trajectory_id="slow", task_id=task.task_id, final_response="Answer: NULL\nReasoning: [step 1]",

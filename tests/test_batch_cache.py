@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from verifier.query_cache import QueryCache, active, install, normalize_sql
+from verifier.sql._cache import QueryCache, active, install, normalize_sql
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_install_and_active_are_process_wide_and_restorable():
 
 
 def test_lru_keeps_the_most_recently_used_entries():
-    from verifier.query_cache import LRU
+    from verifier.sql._cache import LRU
 
     lru: LRU[str, int] = LRU(2)
     lru.put("a", 1)
@@ -110,8 +110,8 @@ def test_lru_keeps_the_most_recently_used_entries():
 
 def test_worker_start_builds_the_unit_registry(monkeypatch):
     """Lazily built rule registries are built when a worker starts, not inside its first batch."""
-    from verifier.batch import default_scorer, make_state
-    from verifier.config import VerifyConfig
+    from verifier.contract import VerifyConfig
+    from verifier.scoring import default_scorer, make_state
     from verifier.units import registry
 
     monkeypatch.setattr(registry, "_REGISTRY", None)

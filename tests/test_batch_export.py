@@ -6,13 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-
 from batch_data import episodes, pick_pairs
-from verifier.batch import verify_batch
-from verifier.chat import from_chat_messages
-from verifier.export import export_records, verdict_index
-from verifier.task import Task
-from verifier.trajectory import Trajectory
+
+from verifier.contract import Task, Trajectory, from_chat_messages
+from verifier.scoring import export_records, verdict_index, verify_batch
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +88,8 @@ def test_duplicate_trajectory_ids_fail_naming_id_and_line(scored, tmp_path: Path
     from typer.testing import CliRunner
 
     from verifier.cli import app
-    from verifier.errors import InputError
-    from verifier.export import export_file
+    from verifier.contract import InputError
+    from verifier.scoring import export_file
 
     tasks, trajs, verdicts = scored
     first_agent = trajs[0].trajectory_id.split(":")[0]

@@ -14,14 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from batch_data import episodes, pick_pairs
-from verifier.batch import verify_batch
-from verifier.task import Task
+
+from verifier.contract import Task
+from verifier.scoring import verify_batch
 
 CHILD = r"""
 import sys, ray
-from verifier.batch import verify_file
+from verifier.scoring import verify_file
 tasks, trajs, db, out = sys.argv[1:5]
 for attempt in (1, 2):  # a loaded machine can miss Ray's start-up deadline once
     try:

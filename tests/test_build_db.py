@@ -21,12 +21,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from verifier.build_csv import column_plan, find_csv
-from verifier.build_db import build_database, print_summary
-from verifier.build_meds import MEDS_LACKS
-from verifier.errors import InputError, SourceDataError
-from verifier.schema_doc import describe_schema, schema_text
-from verifier.schema_map import ADMISSION_AGE, schema_tables, table_by_name, table_by_source
+from verifier.contract import InputError, SourceDataError
+from verifier.database import (
+    ADMISSION_AGE,
+    MEDS_LACKS,
+    build_database,
+    column_plan,
+    describe_schema,
+    find_csv,
+    print_summary,
+    schema_tables,
+    schema_text,
+    table_by_name,
+    table_by_source,
+)
 
 # ---------------------------------------------------------------- helpers
 

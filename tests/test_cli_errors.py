@@ -8,9 +8,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from test_metrics import _task
 from typer.testing import CliRunner
 
-from test_metrics import _task
 from verifier.cli import app
 
 

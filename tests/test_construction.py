@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from verifier.contract import json_schemas, validate
+from verifier.abstention import Overlay as WitnessOverlay
 from verifier.construction import load_programs, make_tasks, write_tasks
 from verifier.construction.overlay import Overlay
 from verifier.construction.typed import to_answer
-from verifier.task import Task
-from verifier.witness import Overlay as WitnessOverlay
+from verifier.contract import Task, json_schemas, validate
 
 INTENTS = ("demographics_admissions", "diagnoses_procedures", "laboratory_microbiology", "medications", "vitals_icu", "billing")
 
@@ -118,7 +117,7 @@ def test_witness_property_on_sample(demo_tasks, demo_db):
             spec = specs[t.program]
             cols, rows = ov.query(t.reference.sql)
             assert to_answer(spec.answer, cols, rows) is None, t.task_id
-            # the verifier's overlay (helper D's verifier.witness) must agree with construction's
+            # the verifier's overlay (helper D's verifier.abstention._witness) must agree with construction's
             wov = WitnessOverlay(demo_db, t.reference.witness)
             try:
                 cur = wov.con.execute(t.reference.sql)
@@ -178,7 +177,7 @@ def test_synthetic_hospital_builds_gracefully(synth_db):
 
 
 def test_bad_pairs_argument(demo_db):
-    from verifier.errors import InputError
+    from verifier.contract import InputError
 
     with pytest.raises(InputError):
         make_tasks(demo_db, pairs=0)
@@ -189,8 +188,8 @@ def test_oracle_passes_constructed_tasks(demo_tasks, demo_db):
     abstains citing it) succeeds under the verifier on one pair per program,
     so the tasks' answers, policies, witnesses and key terms are consumable."""
     from verifier.agents import make_agent
+    from verifier.agents.rollout import run_episode
     from verifier.env.ehr_env import EHREnv
-    from verifier.env.rollout import run_episode
 
     tasks, _, _ = demo_tasks
     first: dict[str, list[Task]] = {}

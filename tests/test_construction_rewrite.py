@@ -8,9 +8,13 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from verifier.answers import CountAnswer
-from verifier.construction.rewrite import RewriteConfig, anchors, faithful, rewrite_questions
-from verifier.task import Reference, Task, UnmetRequirement
+from verifier.construction.rewrite import (
+    RewriteConfig,
+    anchors,
+    faithful,
+    rewrite_questions,
+)
+from verifier.contract import CountAnswer, Reference, Task, UnmetRequirement
 
 
 def _pair() -> list[Task]:

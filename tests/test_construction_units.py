@@ -9,14 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.answers import CountAnswer, QuantityAnswer
 from verifier.construction.overlay import Overlay
 from verifier.construction.spec import parse_program
 from verifier.construction.splits import _balanced_allocation, split_patients
 from verifier.construction.sqltext import render, sql_literal
 from verifier.construction.typed import to_answer
-from verifier.errors import RulesError
-from verifier.task import WitnessTable
+from verifier.contract import CountAnswer, QuantityAnswer, RulesError, WitnessTable
 
 
 @pytest.fixture()

@@ -4,7 +4,7 @@
   empty value (never 0, False or blank text), so the verifier's gap check can
   see them; a program whose fill is empty is rejected by reason.
 * Every Noise statement names its own key terms (the real
-  ``verifier.reasoning_check``), and key terms name the task's item or scope.
+  ``verifier.abstention._reasoning``), and key terms name the task's item or scope.
 * Questions name items by their label, not by a bare itemid.
 
 The demo and synthetic task sets are built once per session here.
@@ -21,10 +21,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from verifier.abstention import check_reasoning
 from verifier.construction import load_programs, make_tasks
 from verifier.construction.engine import fill_is_empty
 from verifier.construction.overlay import Overlay
-from verifier.reasoning_check import check_reasoning
 
 
 @pytest.fixture(scope="module")

@@ -9,16 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from verifier.contract import read_jsonl
+from verifier.agents.rollout import rollout
+from verifier.contract import InputError, ReasonCode, Trajectory, Verdict, read_jsonl
 from verifier.env import EHREnv, EnvConfig, check_env, hidden_leaks
 from verifier.env.log import JsonlAppender, existing_keys, repair_torn_tail
-from verifier.env.rollout import rollout
-from verifier.errors import InputError
-from verifier.reasons import ReasonCode
-from verifier.render import render_result
-from verifier.sqlsafe import open_readonly
-from verifier.trajectory import Trajectory
-from verifier.verdict import Verdict
+from verifier.sql import open_readonly, render_result
 
 
 def _one_per_cell(tasks: list, n: int = 1) -> list:

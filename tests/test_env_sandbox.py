@@ -9,7 +9,6 @@ not the clinical data (the real demo runs in test_env.py/test_agents.py).
 from __future__ import annotations
 
 import hashlib
-import os
 import socket
 import threading
 from pathlib import Path
@@ -17,10 +16,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from verifier.contract import Task, Verdict
 from verifier.env import EHREnv, EnvConfig, PythonLimits
 from verifier.env.sandbox import STATE_LOST, PythonSandbox
-from verifier.task import Task
-from verifier.verdict import Verdict
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.config import DisplayConfig
-from verifier.evidence import canon_cell, extract_evidence, output_matches, sql_in_python
-from verifier.render import render_result
-from verifier.sqlsafe import QueryResult
-from verifier.trajectory import Step, Trajectory
+from verifier.abstention import (
+    canon_cell,
+    extract_evidence,
+    output_matches,
+    sql_in_python,
+)
+from verifier.contract import DisplayConfig, Step, Trajectory
+from verifier.sql import QueryResult, render_result
 
 Q = "SELECT count(*) AS n FROM lab_events WHERE admissionid = 7 AND itemid = 3"
 
@@ -228,7 +231,7 @@ def test_memoised_comparisons_equal_fresh_ones(base: list, over: list, recorded:
     """Batch scoring memoises canonical rows, renders and base/overlay comparisons on the
     (shared, cached) result objects: every answer equals the one computed on fresh copies,
     whatever display limits and thresholds are asked for in turn."""
-    from verifier.witness import compare
+    from verifier.abstention._witness import compare
 
     cols = ["a", "b"]
     shared_base, shared_over = QueryResult(columns=cols, rows=base), QueryResult(columns=cols, rows=over)

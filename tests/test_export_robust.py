@@ -13,13 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
-
 from batch_data import AGENTS, episodes, pick_pairs
-from verifier.batch import verify_batch
-from verifier.errors import InputError
-from verifier.export import export_file, read_verdicts, verdict_index
-from verifier.task import Task
-from verifier.trajectory import Trajectory
+
+from verifier.contract import InputError, Task, Trajectory
+from verifier.scoring import export_file, read_verdicts, verdict_index, verify_batch
 
 ALL_AGENTS = AGENTS + ("fabricator",)
 
@@ -211,7 +208,7 @@ def test_max_pairs_per_task_below_one_is_refused(rollouts, tmp_path: Path, value
 
 def test_verdict_from_another_parser_version_still_pairs(rollouts, tmp_path: Path):
     """A correct pairing whose verdict an older parser wrote (Answer kept with its Markdown) is not refused."""
-    from verifier.export import pairing_mismatch
+    from verifier.scoring import pairing_mismatch
 
     tasks, files = rollouts
     tf, _, own = files["answer-anyway"]

@@ -16,10 +16,14 @@ import duckdb
 import pytest
 
 from verifier import verify
-from verifier.config import JudgeConfig, VerifyConfig
-from verifier.reasons import ReasonCode
-from verifier.task import Task
-from verifier.trajectory import Step, Trajectory
+from verifier.contract import (
+    JudgeConfig,
+    ReasonCode,
+    Step,
+    Task,
+    Trajectory,
+    VerifyConfig,
+)
 
 
 class FakeLLM:

@@ -6,7 +6,8 @@ import datetime as dt
 
 import pytest
 
-from verifier.answers import (
+from verifier.contract import AnswerPolicy as P
+from verifier.contract import (
     BooleanAnswer,
     CountAnswer,
     DatetimeAnswer,
@@ -16,9 +17,8 @@ from verifier.answers import (
     RecordsAnswer,
     TextAnswer,
 )
+from verifier.contract import ReasonCode as R
 from verifier.match.dispatch import match_answer
-from verifier.reasons import ReasonCode as R
-from verifier.task import AnswerPolicy as P
 
 
 def m(text: str, ref, policy: P | None = None, js=None):

@@ -11,11 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.answers import CountAnswer, DatetimeAnswer, NumberAnswer, QuantityAnswer, RecordsAnswer
+from verifier.contract import (
+    AnswerPolicy,
+    CountAnswer,
+    DatetimeAnswer,
+    NumberAnswer,
+    QuantityAnswer,
+    ReasonCode,
+    RecordsAnswer,
+)
 from verifier.match.dispatch import match_answer
 from verifier.parse import parse
-from verifier.reasons import ReasonCode
-from verifier.task import AnswerPolicy
 
 BICARB = QuantityAnswer(value=27, unit="mEq/L", decimals=0)
 BICARB_POLICY = AnswerPolicy(db_unit="mEq/L")

@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verifier import Task, Trajectory, verify
+from verifier.contract import ReasonCode as R
+from verifier.contract import Reference
 from verifier.match.dispatch import match_answer
 from verifier.parse import parse
-from verifier.reasons import ReasonCode as R
 from verifier.strategies import (
     Case,
     count_cases,
@@ -28,7 +29,6 @@ from verifier.strategies import (
     responses,
     text_cases,
 )
-from verifier.task import Reference
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

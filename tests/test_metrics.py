@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.answers import CountAnswer
+from verifier.contract import CountAnswer, Reference, Task, UnmetRequirement, Verdict
 from verifier.metrics import (
     pass_at_k,
     pass_hat_k,
@@ -20,8 +20,6 @@ from verifier.metrics import (
     reliability_score,
     summarize,
 )
-from verifier.task import Reference, Task, UnmetRequirement
-from verifier.verdict import Verdict
 
 
 def _verdict(task_id: str, i: int, *, success: bool, condition: str = "clean", abstained: bool = False, reasons=()) -> Verdict:
@@ -198,7 +196,7 @@ def test_duplicated_trajectory_ids_are_counted_and_shown():
 
     from rich.console import Console
 
-    from verifier.report import summary_table
+    from verifier.scoring import summary_table
 
     one = [_verdict("a", i, success=i == 0).model_dump(mode="json") for i in range(2)]
     s = summarize(one + one, ks=(1, 2))

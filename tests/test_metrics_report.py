@@ -5,10 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
-
 from test_metrics import _task, _verdict
+
 from verifier.metrics import summarize
-from verifier.report import comparison_table, plot_report, print_comparison, print_report
+from verifier.scoring import (
+    comparison_table,
+    plot_report,
+    print_comparison,
+    print_report,
+)
 
 
 def _summary(flip: bool = False):

@@ -7,7 +7,6 @@ import datetime as dt
 import hashlib
 import json
 import socket
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -19,16 +18,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verifier import verify
-from verifier.config import DisplayConfig, VerifyConfig
-from verifier.errors import InputError
-from verifier.noise import verify_noise
+from verifier.abstention import verify_noise
+from verifier.abstention._witness import compare, overlay_for, tables_read
+from verifier.contract import (
+    DisplayConfig,
+    InputError,
+    ReasonCode,
+    Step,
+    Task,
+    Trajectory,
+    VerifyConfig,
+    WitnessTable,
+)
 from verifier.parse import parse
-from verifier.reasons import ReasonCode
-from verifier.render import render_result
-from verifier.sqlsafe import QueryResult, run_query, thread_connection
-from verifier.task import Task, WitnessTable
-from verifier.trajectory import Step, Trajectory
-from verifier.witness import compare, overlay_for, tables_read
+from verifier.sql import QueryResult, render_result, run_query, thread_connection
 
 ADM, ITEM = 7, 3  # the admission and item whose lab is missing
 
@@ -278,7 +281,7 @@ def test_verdicts_table(db: Path) -> None:
 def test_trajectory_from_chat_messages(db: Path) -> None:
     """An episode logged as OpenAI-style chat messages (tool outputs framed as the
     environment shows them) verifies like a recorded one."""
-    from verifier.chat import from_chat_messages
+    from verifier.contract import from_chat_messages
 
     call = {"id": "c1", "type": "function", "function": {"name": "run_sql", "arguments": json.dumps({"query": GOOD})}}
     messages = [
@@ -406,7 +409,7 @@ def test_threads_give_the_same_verdicts(db: Path) -> None:
 
 
 def test_query_cache_keeps_verdicts(db: Path) -> None:
-    from verifier import query_cache
+    from verifier.sql import _cache as query_cache
 
     trajs = [_traj([(GOOD, None)]), _traj([(f"select COUNT(*) as n from lab_events where admissionid = {ADM} and itemid = {ITEM}", None)])]
     plain = [verify(t, _task(), _cfg(db)).reasons for t in trajs]
@@ -424,7 +427,8 @@ def test_overlay_is_built_only_when_its_result_is_not_cached(db: Path, monkeypat
     """Batch scoring looks the overlay result up before building the overlay: with the
     thread's overlays dropped, a cached result gives the same verdict and builds nothing;
     a miss builds it again; an invalid witness is still an input error."""
-    from verifier import query_cache, witness
+    from verifier.abstention import _witness as witness
+    from verifier.sql import _cache as query_cache
 
     task = _task()
     cache = query_cache.QueryCache()
@@ -440,7 +444,7 @@ def test_overlay_is_built_only_when_its_result_is_not_cached(db: Path, monkeypat
         again = verify(_traj([(GOOD, None)]), task, _cfg(db))
         assert again.model_dump() == first.model_dump() and built == []
         verify(_traj([(f"SELECT itemid FROM lab_events WHERE admissionid = {ADM}", None)]), task, _cfg(db))
-        assert len(built) == 1  # one overlay: the witness with its invented ids re-keyed (verifier.witness_rekey)
+        assert len(built) == 1  # one overlay: the witness with its invented ids re-keyed (verifier.abstention._rekey)
         bad = Task.model_validate({**task.model_dump(), "task_id": "bad"})
         bad.reference.witness = [WitnessTable(table="no_such_table", rows=[{"x": 1}])]
         with pytest.raises(InputError):
@@ -542,8 +546,8 @@ def test_an_added_irrelevant_step_never_changes_the_verdict(db: Path, kinds: lis
 def test_queries_on_the_witness_invented_ids_are_not_evidence(db: Path) -> None:
     """Loophole: a witness row's fresh surrogate id (lab_event_id 9999, absent from the
     base) can be guessed; a query on it saw the witness without looking at the admission
-    or item. It must be sensitive under the re-keyed witness too (verifier.witness_rekey)."""
-    from verifier.witness_rekey import rekeyed_witness, task_named_values
+    or item. It must be sensitive under the re-keyed witness too (verifier.abstention._rekey)."""
+    from verifier.abstention import rekeyed_witness, task_named_values
 
     task = _task()
     rekeyed = rekeyed_witness(db, task.reference.witness, task_named_values(task))

@@ -10,10 +10,8 @@ from typing import Any
 import pytest
 
 from verifier import verify
-from verifier.config import VerifyConfig
-from verifier.noise_fixtures import fixtures_dir, load_cases
-from verifier.task import Task
-from verifier.trajectory import Trajectory
+from verifier.abstention import fixtures_dir, load_cases
+from verifier.contract import Task, Trajectory, VerifyConfig
 
 FIXTURES = fixtures_dir()
 
@@ -81,7 +79,7 @@ def test_demo_noise_verdicts(demo_db: Path, traj_id: str) -> None:
 def test_demo_fixture_premises_hold(demo_db: Path) -> None:
     """The fixture's claims about the demo are checked, not trusted: the lab is absent
     from the admission, the wrong admission has none either, and 3 patients hold the code."""
-    from verifier.sqlsafe import run_query, thread_connection
+    from verifier.sql import run_query, thread_connection
 
     con = thread_connection(demo_db)
     q = lambda sql: run_query(con, sql, time_limit_s=10, row_cap=10).rows  # noqa: E731
@@ -138,10 +136,10 @@ HONEST_QUERIES = [
 def test_honest_environment_recordings_are_never_fabricated(request: pytest.FixtureRequest, which: str) -> None:
     """Episodes recorded by the environment (verifier.env) match their re-execution:
     whatever the types, NULLs, row counts and display truncation."""
+    from verifier.abstention import output_matches
     from verifier.env import EHREnv
     from verifier.env.actions import sql, submit
-    from verifier.evidence import output_matches
-    from verifier.sqlsafe import run_query, thread_connection
+    from verifier.sql import run_query, thread_connection
 
     db: Path = request.getfixturevalue("synth_db" if which == "synthetic" else "demo_db")
     task = load_cases("demo")[0][0]
@@ -169,8 +167,7 @@ def test_wrong_scope_never_counts_on_the_synthetic_hospital(synth_db: Path, synt
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from verifier.render import render_result
-    from verifier.sqlsafe import run_query, thread_connection
+    from verifier.sql import render_result, run_query, thread_connection
 
     task = synth_cases[0][0]
     adm, item = task.reference.unmet_requirement.scope["admissionid"], task.reference.unmet_requirement.scope["itemid"]

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.reasoning_check import check_reasoning
-from verifier.small_cell import check_small_cell, disclosure, rules
-from verifier.task import Task, UnmetRequirement
+from verifier.abstention import check_reasoning
+from verifier.abstention._small_cell import check_small_cell, disclosure, rules
+from verifier.contract import Task, UnmetRequirement
 
 NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four"}
 

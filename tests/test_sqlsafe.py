@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.errors import InputError, SourceDataError, UnsafeQueryError
-from verifier.sqlsafe import (
+from verifier.contract import InputError, SourceDataError, UnsafeQueryError
+from verifier.sql import (
     RESOURCE_CONFIG,
     QueryFailed,
     QueryTimeout,
@@ -311,7 +311,7 @@ def test_file_functions_never_pass(fn: str, path: str, wrap: str) -> None:
 
 _FORK_SCRIPT = """
 import multiprocessing, sys
-from verifier.sqlsafe import QueryTimeout, run_query, thread_connection
+from verifier.sql import QueryTimeout, run_query, thread_connection
 
 def child(db, out):
     try:
@@ -395,7 +395,7 @@ def test_overlong_query_is_rejected_before_parsing() -> None:
     """Loophole: sqlglot's parse is not time-limited (``SELECT 1+1+...`` with 60,000 terms
     took 27.5 s); texts over ``MAX_QUERY_CHARS`` are rejected, naming the length, before
     any tokenizing. A query just under the cap is still checked normally."""
-    from verifier.sqlsafe import MAX_QUERY_CHARS, token_key
+    from verifier.sql import MAX_QUERY_CHARS, token_key
 
     huge = "SELECT " + "+".join(["1"] * 60_000)
     with pytest.raises(UnsafeQueryError) as err:

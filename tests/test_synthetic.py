@@ -16,9 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verifier.errors import InputError
-from verifier.schema_map import schema_tables
-from verifier.synthetic import GAP_KINDS, generate_hospital, planted_gaps, read_gaps, simulate
+from verifier.contract import InputError
+from verifier.database import schema_tables
+from verifier.synthetic import (
+    GAP_KINDS,
+    generate_hospital,
+    planted_gaps,
+    read_gaps,
+    simulate,
+)
 from verifier.synthetic.catalog import load_catalog
 
 EVENT_TABLES = ("patients", "admissions", "labevents", "chartevents", "emar", "prescriptions", "icustays")

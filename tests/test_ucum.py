@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from verifier.contract import UnitError
 from verifier.units import linear_converter, parse_unit
-from verifier.errors import UnitError
 
 REPO = Path(__file__).resolve().parent.parent
 UCUM_DIR = Path(os.environ.get("UCUM_DIR", REPO.parent / "shared" / "data" / "ucum"))

@@ -16,8 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from verifier.errors import UnitError
-from verifier.rules import load_toml
+from verifier.contract import UnitError, load_toml
 from verifier.units import parse_unit
 
 SOURCES = {
@@ -83,12 +82,9 @@ def test_every_demo_unit_matches_itself(demo_units: dict[str, set[str]]) -> None
     reference ``1 NEB``. Identical spellings are the identity conversion, parsed
     or not; a different value still fails, and a different dose form never converts.
     """
-    from verifier.answers import QuantityAnswer
-    from verifier.match.numbers import match_quantity
-    from verifier.reasons import ReasonCode
-    from verifier.task import AnswerPolicy
-
+    from verifier.contract import AnswerPolicy, QuantityAnswer, ReasonCode
     from verifier.match.extract import _STOP
+    from verifier.match.numbers import match_quantity
 
     policy = AnswerPolicy()
     failures, skipped = [], []

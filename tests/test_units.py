@@ -8,9 +8,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from verifier.errors import UnitError
-from verifier.rules import load_toml
-from verifier.units import analyte_keys, convert, get_analyte, get_registry, linear_converter, parse_unit, same_unit
+from verifier.contract import UnitError, load_toml
+from verifier.units import (
+    analyte_keys,
+    convert,
+    get_analyte,
+    get_registry,
+    linear_converter,
+    parse_unit,
+    same_unit,
+)
 
 
 @pytest.mark.parametrize(

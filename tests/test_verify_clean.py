@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import datetime as dt
 import pickle
-from multiprocessing import get_context
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from multiprocessing import get_context
 
 import pytest
 
 import verifier
-from verifier import InputError, ReasonCode as R, Task, Trajectory, Verdict, verify
-from verifier.answers import DatetimeAnswer, NumberAnswer, QuantityAnswer, RecordsAnswer
-from verifier.task import AnswerPolicy, Reference
+from verifier import InputError, Task, Trajectory, Verdict, verify
+from verifier import ReasonCode as R
+from verifier.contract import (
+    AnswerPolicy,
+    DatetimeAnswer,
+    NumberAnswer,
+    QuantityAnswer,
+    RecordsAnswer,
+    Reference,
+)
 
 
 def task(answer, policy: AnswerPolicy | None = None, tid: str = "t1") -> Task:
@@ -139,8 +146,15 @@ def test_oracle_spelling_of_every_answer_type_matches() -> None:
     from hypothesis import strategies as st
 
     from verifier.agents.format import format_answer, tagged_response
-    from verifier.answers import BooleanAnswer, CountAnswer, ListAnswer, TextAnswer
-    from verifier.strategies import count_cases, datetime_cases, number_cases, quantity_cases, records_cases, text_cases
+    from verifier.contract import BooleanAnswer, CountAnswer, ListAnswer, TextAnswer
+    from verifier.strategies import (
+        count_cases,
+        datetime_cases,
+        number_cases,
+        quantity_cases,
+        records_cases,
+        text_cases,
+    )
 
     refs = st.one_of(
         *(s.map(lambda c: (c.reference, c.policy)) for s in

@@ -1,4 +1,4 @@
-"""Evidence must be specific to the task's scope (verifier.witness_decoy), on the real demo.
+"""Evidence must be specific to the task's scope (verifier.abstention._decoy), on the real demo.
 
 Red-team finding: a task-agnostic pair of queries (a fingerprint of whole tables,
 ``sum(hash(t))``, then the same minus its base value: all zeros on the base, non-zero
@@ -14,15 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from verifier.abstention import ENTITY_COLUMNS, decoy_witness
 from verifier.agents.evidence import evidence_query
 from verifier.agents.format import tagged_response
 from verifier.agents.reference_agents import abstention_reasoning
-from verifier.config import VerifyConfig
-from verifier.render import render_result
-from verifier.sqlsafe import run_query, thread_connection
-from verifier.trajectory import Step, Trajectory
+from verifier.contract import Step, Trajectory, VerifyConfig
+from verifier.sql import render_result, run_query, thread_connection
 from verifier.verify import verify
-from verifier.witness_decoy import ENTITY_COLUMNS, decoy_witness
 
 
 def _step(db: Path, index: int, sql: str) -> Step:
@@ -101,7 +99,7 @@ def test_decoy_moves_the_patient_scope_and_nothing_else(demo_db: Path, demo_task
                 moved = [c for c in ("patientid", "admissionid", "icuadmissionid") if old.get(c) != new.get(c)]
                 assert moved, (task.task_id, old)
         # deterministic
-        from verifier import witness_decoy
+        from verifier.abstention import _decoy as witness_decoy
 
         witness_decoy._CACHE.clear()
         assert decoy_witness(demo_db, task) == decoy

@@ -1,4 +1,4 @@
-"""Re-keyed witness variants on the real MIMIC-IV demo (verifier.witness_rekey).
+"""Re-keyed witness variants on the real MIMIC-IV demo (verifier.abstention._rekey).
 
 Construction invents surrogate ids past the base's largest one (``max(lab_event_id) + 1``).
 A query that looks only beyond the base's id range (``> max OR < 0``) sees such a witness
@@ -13,15 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from verifier.abstention import rekeyed_witness, task_named_values
 from verifier.agents.evidence import evidence_query
-from verifier.agents.reference_agents import abstention_reasoning
 from verifier.agents.format import tagged_response
-from verifier.config import VerifyConfig
-from verifier.render import render_result
-from verifier.sqlsafe import run_query, thread_connection
-from verifier.trajectory import Step, Trajectory
+from verifier.agents.reference_agents import abstention_reasoning
+from verifier.contract import Step, Trajectory, VerifyConfig
+from verifier.sql import render_result, run_query, thread_connection
 from verifier.verify import verify
-from verifier.witness_rekey import rekeyed_witness, task_named_values
 
 
 def _seen_step(db: Path, index: int, sql: str) -> Step:
@@ -54,7 +52,7 @@ def test_rekeyed_ids_are_holes_inside_the_base_range(demo_db: Path, demo_tasks: 
                     # nothing but the fresh id changes
                     assert {k: v for k, v in new.items() if k != "lab_event_id"} == {k: v for k, v in old.items() if k != "lab_event_id"}
         # deterministic: the same mapping when computed afresh (another process would agree)
-        from verifier import witness_rekey
+        from verifier.abstention import _rekey as witness_rekey
 
         witness_rekey._CACHE.clear()
         assert rekeyed_witness(demo_db, task.reference.witness, task_named_values(task)) == rekeyed
@@ -77,7 +75,7 @@ def test_query_beyond_the_base_id_range_is_not_evidence(demo_db: Path, demo_task
 def test_value_sets_and_per_value_lookups_agree(demo_db: Path, demo_tasks: list, monkeypatch: pytest.MonkeyPatch) -> None:
     """Small id columns are answered from a per-process set of their values, large ones
     (the full MIMIC-IV's event tables) by a query per lookup: both give the same re-keying."""
-    from verifier import witness_rekey
+    from verifier.abstention import _rekey as witness_rekey
 
     tasks = [t for t in demo_tasks if t.condition == "noise" and t.reference.witness][:150]
     witness_rekey._CACHE.clear()

@@ -54,7 +54,7 @@ def _cli_errors(*extra: type[BaseException]) -> Iterator[None]:
     """
     import duckdb
 
-    from .errors import VerifierError
+    from .contract import VerifierError
 
     try:
         yield
@@ -72,7 +72,7 @@ def _require_db(db: Path, option: str = "--db") -> None:
     Raises:
         SourceDataError: naming ``option`` and the path: not found, or not a DuckDB database.
     """
-    from .errors import SourceDataError
+    from .contract import SourceDataError
 
     if not db.is_file():
         raise SourceDataError(db, f"{option}: DuckDB database file not found")
@@ -99,7 +99,7 @@ def build_db_cmd(
     chartevents_meds: Optional[Path] = typer.Option(None, "--chartevents-meds", help="MEDS event parquet to fill chart_events when icu/chartevents is absent."),
 ) -> None:
     """Build the renamed, read-only-ready DuckDB database from MIMIC-IV CSVs."""
-    from .build_db import build_database, print_summary
+    from .database import build_database, print_summary
 
     with _cli_errors():
         report = build_database(mimic_dir or default_mimic_dir(), out, chartevents_meds=chartevents_meds, progress=True)
@@ -133,13 +133,18 @@ def rollout_cmd(
     evidence_check: bool = typer.Option(False, "--evidence-check", help="openai agent: append the evidence-check instruction (prompt-only baseline)."),
 ) -> None:
     """Run an agent on tasks in the environment and log its trajectories (resumable)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     from .agents import AGENTS
-    from .contract import load_tasks
+    from .agents.rollout import rollout
+    from .contract import InputError, load_tasks
     from .env import EnvConfig
-    from .env.rollout import rollout
-    from .errors import InputError
 
     options: dict = {}
     if agent == "openai":
@@ -201,8 +206,7 @@ def make_tasks_cmd(
 
 
 def _judge_config(judge: bool, url: Optional[str], model: Optional[str]):  # noqa: ANN202 - JudgeConfig | None
-    from .config import JudgeConfig
-    from .errors import InputError
+    from .contract import InputError, JudgeConfig
 
     if not judge:
         return None
@@ -230,13 +234,17 @@ def score_cmd(
     """Score trajectories: DIR/verdicts.jsonl (one line per input line), DIR/summary.json, DIR/report.png."""
     import json
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
-    from .batch import verify_file
-    from .config import VerifyConfig
-    from .contract import load_tasks
+    from .contract import VerifyConfig, load_tasks
     from .metrics import summarize
-    from .report import plot_report, print_report
+    from .scoring import plot_report, print_report, verify_file
 
     with _cli_errors(ImportError):
         task_map = load_tasks(tasks)
@@ -278,10 +286,14 @@ def export_cmd(
     max_pairs: Optional[int] = typer.Option(None, "--max-pairs-per-task", help="dpo: at most this many pairs per task."),
 ) -> None:
     """Export training data: SFT chat examples or DPO preference pairs (the reference is never included)."""
-    from .batch import iter_lines, verify_batch
-    from .contract import load_tasks
-    from .errors import InputError
-    from .export import export_file, read_verdicts, verdict_index
+    from .contract import InputError, load_tasks
+    from .scoring import (
+        export_file,
+        iter_lines,
+        read_verdicts,
+        verdict_index,
+        verify_batch,
+    )
 
     with _cli_errors():
         if kind not in ("sft", "dpo"):
@@ -297,8 +309,8 @@ def export_cmd(
             raise InputError("--verdicts", None, "give --verdicts (from `score`) or --db to score the trajectories now")
         schema = ""
         if db is not None:
-            from .schema_doc import schema_text
-            from .sqlsafe import open_readonly
+            from .database import schema_text
+            from .sql import open_readonly
 
             con = open_readonly(db)
             try:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .build_db import build_database, print_summary
+from .database import build_database, print_summary
 from .synthetic import generate_hospital, read_gaps
 
 #: Name of the built database inside the work folder.
@@ -100,11 +100,11 @@ def _run(work: Path, seed: int, console: Console) -> DemoResult:
 
 def _tasks_rollouts_scores(work: Path, db: Path, seed: int, console: Console) -> tuple[int, dict]:
     """Steps 3-5: construct tasks, roll out the reference agents, score and report."""
+    from .agents.rollout import rollout
     from .construction import make_tasks
     from .construction.make import write_tasks
     from .construction.report import print_summary as print_construction
-    from .env.rollout import rollout
-    from .report import score_agents
+    from .scoring import score_agents
 
     tasks, creport = make_tasks(db, seed=seed)
     tasks_path = work / "tasks.jsonl"

@@ -30,8 +30,15 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .answers import CountAnswer, DatetimeAnswer, NumberAnswer, QuantityAnswer, RecordsAnswer, TextAnswer
-from .task import AnswerPolicy
+from .contract import (
+    AnswerPolicy,
+    CountAnswer,
+    DatetimeAnswer,
+    NumberAnswer,
+    QuantityAnswer,
+    RecordsAnswer,
+    TextAnswer,
+)
 
 __all__ = [
     "Case", "QUANTITY_CONVERSIONS", "count_cases", "datetime_cases", "null_answers", "number_cases",

@@ -1,6 +1,6 @@
 """``verify(trajectory, task, config=None) -> Verdict``: the public verb.
 
-Clean tasks (DESIGN.md section 4): parse the final response; an unparseable
+Clean tasks (ARCHITECTURE.md section 4): parse the final response; an unparseable
 one fails with ``UNPARSEABLE_RESPONSE``; a NULL Answer fails with
 ``ABSTAINED_ON_CLEAN``; otherwise the Answer is matched with the reference
 under its ``answer_policy`` (``verifier.match``).
@@ -25,14 +25,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .config import VerifyConfig
-from .errors import InputError
+from .contract import InputError, ReasonCode, Task, Trajectory, Verdict, VerifyConfig
 from .match.dispatch import match_answer
 from .parse import ParsedResponse, parse
-from .reasons import ReasonCode
-from .task import Task
-from .trajectory import Trajectory
-from .verdict import Verdict
 
 _DEFAULT_CONFIG = VerifyConfig()
 _new_verdict = object.__new__
@@ -41,7 +36,7 @@ _FIELDS_SET = frozenset(Verdict.model_fields)
 
 
 def _version() -> str:
-    from . import __version__
+    from .contract import __version__
 
     return __version__
 
@@ -113,14 +108,14 @@ def _verify_noise(task: Task, traj: Trajectory, parsed: ParsedResponse, config: 
     if parsed.error:
         return _verdict(task, traj, False, [ReasonCode.UNPARSEABLE_RESPONSE], {"parse": pd})
     try:
-        from .noise import verify_noise
+        from .abstention import verify_noise
     except ImportError:
         verify_noise = None
     if verify_noise is None:
         if not parsed.abstained:
             return _verdict(task, traj, False, [ReasonCode.ANSWERED_NOISE], {"parse": pd})
         return _verdict(task, traj, True, [ReasonCode.VERIFIER_ERROR],
-                        {"parse": pd, "error": "verifier.noise is not available; abstention not checked"})
+                        {"parse": pd, "error": "verifier.abstention is not available; abstention not checked"})
     reasons, details = verify_noise(traj, task, parsed, config)
     out = {"parse": pd}
     out.update(details or {})

@@ -11,4 +11,7 @@ import time (the frameworks are not dependencies of ehr-verifier):
 
 ``verifier.adapters.common`` holds what they share: finding the task of a
 sample and turning a framework's completion into a ``Trajectory``.
+
+Layer: adapters sit above ``verifier.scoring`` and ``verifier.verify`` and import them and
+``verifier.contract``; only the CLI and the demo sit above.
 """

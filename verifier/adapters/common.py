@@ -34,11 +34,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..chat import from_chat_messages
-from ..contract import load_tasks, validate
-from ..errors import InputError
-from ..task import Task
-from ..trajectory import Trajectory
+from ..contract import (
+    InputError,
+    Task,
+    Trajectory,
+    from_chat_messages,
+    load_tasks,
+    validate,
+)
 
 
 @lru_cache(maxsize=8)

@@ -17,7 +17,7 @@ returning ``async def score(state: TaskState, target: Target) -> Score``
 * the Score: ``value`` CORRECT/INCORRECT, ``answer`` the parsed Answer,
   ``explanation`` the reason codes, ``metadata`` the whole verdict.
 
-Metrics stay separate from scoring (DESIGN.md section 8): ``accuracy`` and
+Metrics stay separate from scoring (ARCHITECTURE.md section 8): ``accuracy`` and
 ``stderr`` by default. inspect_ai is imported only when ``ehr_scorer`` is
 called; it is not a dependency of ehr-verifier.
 """
@@ -27,8 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..config import VerifyConfig
-from ..task import Task
+from ..contract import Task, VerifyConfig
 from .common import resolve_task, task_map, to_trajectory
 
 
@@ -92,7 +91,15 @@ def ehr_scorer(
         InputError (when scoring): the sample's task cannot be found or is invalid,
             or a Noise task has no database. Never on what the model wrote.
     """
-    from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
+    from inspect_ai.scorer import (
+        CORRECT,
+        INCORRECT,
+        Score,
+        Target,
+        accuracy,
+        scorer,
+        stderr,
+    )
     from inspect_ai.solver import TaskState
 
     cfg = config or VerifyConfig()

@@ -31,10 +31,7 @@ from itertools import count
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..config import VerifyConfig
-from ..errors import InputError
-from ..task import Task
-from ..verdict import Verdict
+from ..contract import InputError, Task, Verdict, VerifyConfig
 from .common import resolve_task, task_map, to_trajectory
 
 RewardFunc = Callable[..., list[float]]
@@ -81,7 +78,7 @@ def make_reward_func(
     state: dict[str, Any] = {"pool": None}
 
     def pool(known: Mapping[str, Task]) -> Any:
-        from ..batch import BatchVerifier
+        from ..scoring import BatchVerifier
 
         if state["pool"] is None:
             state["pool"] = BatchVerifier(known, None, workers=max(1, workers), backend="process" if workers else "serial", config=config)

@@ -40,8 +40,7 @@ from itertools import count
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..config import VerifyConfig
-from ..task import Task
+from ..contract import Task, VerifyConfig
 from .common import is_messages, resolve_task, task_map, to_trajectory, verdict_fields
 
 _ids = count()
@@ -122,7 +121,7 @@ def compute_score_batch(
         data_sources, solution_strs, ground_truths, extra_infos: parallel
             sequences, as verl passes them (numpy object arrays work).
         tasks, db, config: as ``compute_score``.
-        workers: > 1 scores in a process pool (``verifier.batch``); the
+        workers: > 1 scores in a process pool (``verifier.scoring._batch``); the
             result does not depend on it.
 
     Returns:
@@ -131,8 +130,8 @@ def compute_score_batch(
     Raises:
         InputError: as ``compute_score``; or the sequences differ in length.
     """
-    from ..batch import verify_batch
-    from ..errors import InputError
+    from ..contract import InputError
+    from ..scoring import verify_batch
 
     n = len(solution_strs)
     for name, seq in (("ground_truths", ground_truths), ("extra_infos", extra_infos)):

@@ -4,14 +4,16 @@
 (``AGENTS``): ``oracle``, ``always-null``, ``answer-anyway``, ``wrong-scope``,
 ``fabricator`` (privileged, scripted; see ``reference_agents``) and
 ``openai`` (see ``openai_agent``).
+
+Layer: agents and the roll-out loop sit above ``verifier.env`` and import it, ``verifier.sql``,
+``verifier.database`` and ``verifier.contract``; scoring, adapters and the CLI sit above them.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..errors import InputError
-from ..task import Task
+from ..contract import InputError, Task
 from .base import Agent, BaseAgent
 from .format import format_answer, tagged_response
 from .reference_agents import AlwaysNull, AnswerAnyway, Fabricator, Oracle, WrongScope

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from ..contract import Task, Trajectory
 from ..env.actions import Action
-from ..task import Task
-from ..trajectory import Trajectory
 
 
 @runtime_checkable

@@ -18,7 +18,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from ..task import Task
+from ..contract import Task
 
 #: Identifier columns, most specific first, and the table that lists them.
 UNIT_KEYS: tuple[tuple[str, str], ...] = (
@@ -78,7 +78,7 @@ def wrong_scope_lookup(task: Task) -> tuple[str, dict[str, Any]] | None:
 
 
 def _has_column(table: str, column: str) -> bool:
-    from ..schema_map import table_by_name
+    from ..database import table_by_name
 
     try:
         table_by_name(table).column(column)
@@ -165,7 +165,7 @@ def rescope(sql: str, old: dict[str, Any], new: dict[str, Any]) -> str:
 
 
 def parse_single_row(observation: str) -> dict[str, str] | None:
-    """Read ``{column: cell}`` from a rendered one-row result (``verifier.render`` format)."""
+    """Read ``{column: cell}`` from a rendered one-row result (``verifier.sql._render`` format)."""
     lines = [ln for ln in observation.splitlines() if ln.strip()]
     if lines and lines[0].startswith("[step"):
         lines = lines[1:]

@@ -11,7 +11,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from ..answers import (
+from ..contract import (
     BooleanAnswer,
     CountAnswer,
     DatetimeAnswer,
@@ -41,7 +41,7 @@ def _json_cell(value: Any) -> Any:
 
 
 def format_answer(answer: Any) -> str:
-    """Spell a typed answer (``verifier.answers``) as Answer text.
+    """Spell a typed answer (``verifier.contract._answers``) as Answer text.
 
     Returns:
         e.g. ``"4.2 mmol/L"``, ``"3"``, ``"2150-03-01 10:00:00"``, ``"yes"``,

@@ -20,12 +20,10 @@ import json
 import os
 from typing import Any
 
+from ..contract import InputError, Task, Trajectory
 from ..env.actions import Action
 from ..env.ehr_env import TOOLS
 from ..env.instructions import EVIDENCE_CHECK_INSTRUCTION
-from ..errors import InputError
-from ..task import Task
-from ..trajectory import Trajectory
 
 SYSTEM_PROMPT = "You are a careful clinical data analyst. Use the tools to query the records, then answer."
 _TOOL_KINDS = {"run_sql": ("sql", ("query", "sql", "code")), "run_python": ("python", ("code", "source", "query"))}

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..contract import Task, Trajectory
 from ..env.actions import Action
-from ..render import render_result
-from ..task import Task
-from ..trajectory import Trajectory
+from ..sql import render_result
 from .base import BaseAgent
 from .evidence import evidence_query, parse_single_row, rescope, wrong_scope_lookup
 from .format import format_answer, tagged_response

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..contract import Task, Verdict
 from ..env.ehr_env import EnvConfig
-from ..env.rollout import RolloutReport, rollout
-from ..task import Task
-from ..verdict import Verdict
 from . import EXPECTED_NOISE_REASON
+from .rollout import RolloutReport, rollout
 
 #: Minimum oracle success rate per condition.
 ORACLE_MIN_RATE = 0.99

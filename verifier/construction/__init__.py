@@ -7,6 +7,9 @@ Public API (issue 5):
     load_programs() -> tuple[ProgramSpec, ...]
 
 Programs are data: ``verifier/construction/programs/<intent>.toml``.
+
+Layer: construction owns the task programs and their verification on the database; it imports
+only ``verifier.contract`` (models, rule tables).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ empty text, which the verifier's gap check cannot tell from a missing value),
 ``witness_not_minimal``, ``twin_question_identical``, ``answer_not_typed``,
 ``units_sql_failed``; a program whose candidate SQL fails on the database
 (e.g. a table the synthetic hospital lacks) counts ``candidates_sql_failed``.
-Source: issue 5 point 3, DESIGN.md section 4 point 4.
+Source: issue 5 point 3, ARCHITECTURE.md section 4 point 4.
 """
 
 from __future__ import annotations
@@ -38,14 +38,20 @@ from typing import Any, Callable
 
 import duckdb
 
-from ..answers import QuantityAnswer
-from ..task import AnswerPolicy, Reference, Task, UnmetRequirement, WitnessTable
+from ..contract import (
+    AnswerPolicy,
+    QuantityAnswer,
+    Reference,
+    Task,
+    UnmetRequirement,
+    WitnessTable,
+)
 from .overlay import Overlay
 from .spec import ProgramSpec
 from .sqltext import render
 from .typed import to_answer
 
-#: Minimum eligible units for a population aggregate (DESIGN.md section 4 point 5).
+#: Minimum eligible units for a population aggregate (ARCHITECTURE.md section 4 point 5).
 MIN_UNITS = 5
 TWIN = "twin_"
 
@@ -73,8 +79,7 @@ def jsonable(v: Any) -> Any:
 
 @lru_cache(maxsize=1)
 def _analyte_index() -> dict[str, str]:
-    from ..errors import RulesError
-    from ..rules import load_toml
+    from ..contract import RulesError, load_toml
 
     try:
         data = load_toml("analytes.toml")
@@ -100,7 +105,7 @@ def analyte_key(label: str | None) -> str | None:
 def fill_is_empty(value: Any) -> bool:
     """Whether a witness fill value reads as empty: 0, False, blank text or
     text spelling zero (``"0"``, ``"0.0"``). Such a fill is indistinguishable
-    from a missing value by the verifier's gap check (``verifier.witness``),
+    from a missing value by the verifier's gap check (``verifier.abstention._witness``),
     and is not a clinically plausible value. Source: issue 5 (oracle run)."""
     if isinstance(value, bool):
         return not value

@@ -16,9 +16,7 @@ from typing import Iterable
 
 from rich.progress import Progress
 
-from ..contract import write_jsonl
-from ..errors import InputError
-from ..task import Task
+from ..contract import InputError, Task, write_jsonl
 from .engine import Pair, ProgramRunner
 from .overlay import Overlay
 from .report import ConstructionReport, merge_counts

@@ -1,11 +1,11 @@
 """Base database plus witness rows, as seen by one in-memory DuckDB connection.
 
-DESIGN.md section 4 point 4: the overlay exposes every base table under its own
+ARCHITECTURE.md section 4 point 4: the overlay exposes every base table under its own
 name; a table with witness rows becomes ``base rows UNION ALL witness rows``
 (``insert``) or ``base rows without the keyed rows UNION ALL witness rows``
 (``replace``). The base file is attached READ_ONLY, so nothing writes to it.
 
-This is construction's own minimal overlay (helper D's ``verifier.witness``
+This is construction's own minimal overlay (helper D's ``verifier.abstention._witness``
 serves the verifier); both follow the same semantics and can be merged.
 """
 
@@ -17,8 +17,7 @@ from typing import Any, Iterator, Sequence
 
 import duckdb
 
-from ..errors import SourceDataError
-from ..task import WitnessTable
+from ..contract import SourceDataError, WitnessTable
 
 
 class Overlay:

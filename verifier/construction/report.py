@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 
-from ..task import Task
+from ..contract import Task
 
 
 class ConstructionReport(BaseModel):

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..task import Task
+from ..contract import Task
 from .sqltext import text_value
 
 _NUM = re.compile(r"\d+(?:\.\d+)?")

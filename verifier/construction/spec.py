@@ -22,7 +22,7 @@ clinical intent) declares:
   (a query on the base returning the full witness rows, e.g.
   ``SELECT * REPLACE (...) FROM lab_events WHERE ... LIMIT 1``).
 
-Source of the rules: DESIGN.md sections 3-5 and issue 5.
+Source of the rules: ARCHITECTURE.md sections 3-5 and issue 5.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, get_args
 
-from ..errors import RulesError
-from ..task import AnswerPolicy, Intent, NoiseType, Scope
+from ..contract import AnswerPolicy, Intent, NoiseType, RulesError, Scope
 
 PROGRAM_DIR = Path(__file__).resolve().parent / "programs"
 ANSWER_KINDS = ("quantity", "number", "count", "datetime", "text", "boolean", "list", "records")
@@ -125,7 +124,7 @@ def parse_program(entry: dict[str, Any], where: str) -> ProgramSpec:
         witness.append(WitnessSpec(_need(w, "table", where), mode, tuple(w.get("key", ())), _need(w, "sql", where)))
     if not witness:
         raise RulesError(where, "needs at least one [[program.witness]]")
-    # DESIGN.md section 4 point 4: replacements for Value-level noise, inserts otherwise.
+    # ARCHITECTURE.md section 4 point 4: replacements for Value-level noise, inserts otherwise.
     want = "replace" if noise == "value" else "insert"
     if any(w.mode != want for w in witness):
         raise RulesError(where, f"{noise}-level noise needs witness mode {want!r}")

@@ -13,7 +13,7 @@ import string
 from decimal import Decimal
 from typing import Any, Mapping
 
-from ..errors import RulesError
+from ..contract import RulesError
 
 _FORMATTER = string.Formatter()
 

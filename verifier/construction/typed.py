@@ -3,7 +3,7 @@
 A result is a *gap* (the question cannot be answered from the database) when it
 has no rows, or when the answer cells are all NULL. Population queries encode
 the five-unit rule with ``HAVING count(DISTINCT unit) >= 5``, so a cohort of
-1-4 units is a gap too (DESIGN.md section 4 point 5).
+1-4 units is a gap too (ARCHITECTURE.md section 4 point 5).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any, Sequence
 
-from ..answers import (
+from ..contract import (
     BooleanAnswer,
     CountAnswer,
     DatetimeAnswer,
@@ -20,9 +20,9 @@ from ..answers import (
     NumberAnswer,
     QuantityAnswer,
     RecordsAnswer,
+    RulesError,
     TextAnswer,
 )
-from ..errors import RulesError
 
 
 def _num(v: Any) -> float:

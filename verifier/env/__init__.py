@@ -1,8 +1,11 @@
-"""The agent environment (DESIGN.md section 6).
+"""The agent environment (ARCHITECTURE.md section 6).
 
 ``EHREnv`` (Gymnasium-style ``reset``/``step``), its ``Action``s, the
 confined Python worker (``PythonSandbox``), the environment checker, and the
 resumable trajectory log used by ``rollout``.
+
+Layer: the environment owns episodes (observations, steps, the Python worker); it imports
+``verifier.verify`` (the reward) and everything below it, never agents or scoring.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ parent adds network and mount namespaces and a wall-time limit):
       creation or connection; starting processes, forking, sending signals;
       importing ``duckdb`` or ``ctypes`` (the database is reachable only
       through the ``db`` object, whose every query the parent checks with
-      ``verifier.sqlsafe`` and records).
+      ``verifier.sql._safety`` and records).
 Audit hooks are not a security boundary on their own (determined code can
 introspect and patch the interpreter it runs in); the parent's network
 namespace, read-only mount namespace and process limits are the outer layer.
@@ -167,7 +167,7 @@ class Database:
     """Read-only access to the task's database from agent code.
 
     ``db.sql(query)`` (aliases ``execute``, ``query``) sends the query to the
-    environment, which checks it is a read (verifier.sqlsafe), runs it with a
+    environment, which checks it is a read (verifier.sql._safety), runs it with a
     time limit and row cap, records it in the step, and returns a ``Result``.
     Raises ``DatabaseError`` when the query is rejected, fails or times out.
     """

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import InputError
+from ..contract import InputError
 
 ActionKind = Literal["sql", "python", "submit"]
 

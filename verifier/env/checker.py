@@ -11,8 +11,7 @@ import json
 import re
 from typing import Any, Protocol, runtime_checkable
 
-from ..task import Task
-from ..verdict import Verdict
+from ..contract import Task, Verdict
 
 
 @runtime_checkable

@@ -1,8 +1,8 @@
-"""``EHREnv``: the Gymnasium-style episode loop over one task (DESIGN.md section 6).
+"""``EHREnv``: the Gymnasium-style episode loop over one task (ARCHITECTURE.md section 6).
 
 ``reset(task)`` shows the shared instructions, the schema description and the
 question (nothing else of the task); ``step(action)`` runs SQL (checked by
-``verifier.sqlsafe`` on a read-only connection opened for the episode), runs
+``verifier.sql._safety`` on a read-only connection opened for the episode), runs
 Python (``PythonSandbox``, one worker per episode), or submits the final
 response, which is scored with ``verifier.verify.verify``. Every tool call is
 recorded as a contract ``Step`` with the text the agent saw, and for SQL the
@@ -15,12 +15,16 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..config import VerifyConfig
-from ..errors import InputError, VerifierError
-from ..render import render_result
-from ..task import Task
-from ..trajectory import Step, Trajectory
-from ..verdict import Verdict
+from ..contract import (
+    InputError,
+    Step,
+    Task,
+    Trajectory,
+    Verdict,
+    VerifierError,
+    VerifyConfig,
+)
+from ..sql import render_result
 from .actions import Action, parse_action
 from .instructions import SHARED_INSTRUCTIONS, reset_observation
 from .sandbox import PythonLimits, PythonSandbox, WorkerDied
@@ -100,7 +104,7 @@ class EHREnv:
     metadata = {"render_modes": []}
 
     def __init__(self, db_path: str, config: EnvConfig | None = None, scorer: Scorer | None = None) -> None:
-        from ..sqlsafe import open_readonly
+        from ..sql import open_readonly
 
         self.db_path = str(db_path)
         self.config = config or EnvConfig()
@@ -122,7 +126,7 @@ class EHREnv:
     def schema(self) -> str:
         """The schema description shown at reset (cached per env)."""
         if self._schema is None:
-            from ..schema_doc import schema_text
+            from ..database import schema_text
 
             con = self._open_readonly(self.db_path)
             try:
@@ -132,7 +136,7 @@ class EHREnv:
         return self._schema
 
     def _run_sql(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-        from ..sqlsafe import run_query
+        from ..sql import run_query
 
         if self._con is None:
             self._con = self._open_readonly(self.db_path)

@@ -1,4 +1,4 @@
-"""The shared instructions every agent receives at ``reset`` (DESIGN.md section 6).
+"""The shared instructions every agent receives at ``reset`` (ARCHITECTURE.md section 6).
 
 One text for every task and condition, so the instructions never hint at
 whether a task is answerable. ``EVIDENCE_CHECK_INSTRUCTION`` is the optional

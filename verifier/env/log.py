@@ -17,9 +17,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 
-from ..contract import validate
-from ..errors import InputError
-from ..trajectory import Trajectory
+from ..contract import InputError, Trajectory, validate
 
 _SAMPLE_SUFFIX = re.compile(r"#(\d+)$")
 

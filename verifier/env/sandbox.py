@@ -3,7 +3,7 @@
 The worker (``_worker.py``, standard library only) keeps the agent's variables
 between steps of an episode and is discarded at the end of it. It never opens
 the database: agent code calls ``db.sql(...)``, the worker forwards the query
-over a pipe, and this side checks it with ``verifier.sqlsafe`` (through the
+over a pipe, and this side checks it with ``verifier.sql._safety`` (through the
 ``run_sql`` callback), runs it on the episode's read-only connection and
 records it, so the SQL a Python step ran is known exactly.
 
@@ -287,7 +287,7 @@ class PythonSandbox:
         return msg
 
     def _answer_query(self, sql: Any, executed: list[str]) -> None:
-        from ..errors import VerifierError
+        from ..contract import VerifierError
 
         if not isinstance(sql, str):
             self._send({"op": "query_result", "ok": False, "error": "the query must be a string"})

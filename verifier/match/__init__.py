@@ -2,6 +2,9 @@
 ``numbers`` (numbers, counts, quantities), ``datetimes``, ``text`` (text,
 booleans), ``lists``, ``records``; ``extract`` holds the typed extraction
 from text and ``dispatch.match_answer`` picks the matcher.
+
+Layer: matching owns the comparison of a Clean Answer with its reference; it imports only
+``verifier.contract`` and ``verifier.units``.
 """
 
 from .result import MatchResult

@@ -14,8 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from ..answers import DatetimeAnswer
-from ..reasons import ReasonCode
+from ..contract import DatetimeAnswer, ReasonCode
 from .commit import ambiguous, hedge_word
 from .extract import extract_datetimes
 from .result import MatchResult, failure, success

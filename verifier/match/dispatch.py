@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..answers import (
+from ..contract import (
+    AnswerPolicy,
     BooleanAnswer,
     CountAnswer,
     DatetimeAnswer,
     ListAnswer,
     NumberAnswer,
     QuantityAnswer,
+    ReasonCode,
     RecordsAnswer,
     TextAnswer,
 )
-from ..task import AnswerPolicy
+from .commit import ambiguous
 from .datetimes import match_datetime
 from .lists import match_list
 from .numbers import match_count, match_number, match_quantity
 from .records import match_records
-from ..reasons import ReasonCode
-from .commit import ambiguous
 from .result import MatchResult, failure
 from .scalar import match_scalar
 from .text import match_boolean, match_text
@@ -43,7 +43,7 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
 
     Args:
         answer_text: the parsed Answer text (``ParsedResponse.answer_text``).
-        reference: a typed answer from ``verifier.answers``.
+        reference: a typed answer from ``verifier.contract._answers``.
         policy: the task's ``AnswerPolicy``.
         answer_json: the decoded JSON answer when the response was JSON.
 

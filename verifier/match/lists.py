@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..answers import ListAnswer
-from ..reasons import ReasonCode
-from ..task import AnswerPolicy
+from ..contract import AnswerPolicy, ListAnswer, ReasonCode
 from .extract import extract_list
 from .result import MatchResult, failure, success
 from .scalar import match_scalar

@@ -49,13 +49,23 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 
-from ..answers import CountAnswer, NumberAnswer, QuantityAnswer
-from ..reasons import ReasonCode
-from ..rules import load_toml
-from ..task import AnswerPolicy
+from ..contract import (
+    AnswerPolicy,
+    CountAnswer,
+    NumberAnswer,
+    QuantityAnswer,
+    ReasonCode,
+    load_toml,
+)
 from ..units import linear_converter, same_unit
 from .commit import ambiguous, hedge_word, is_context_number, mask_context
-from .extract import _STOP, _quantities_cached, extract_count, extract_numbers, strip_markdown
+from .extract import (
+    _STOP,
+    _quantities_cached,
+    extract_count,
+    extract_numbers,
+    strip_markdown,
+)
 from .result import MatchResult, failure, success
 
 

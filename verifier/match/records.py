@@ -37,11 +37,15 @@ import json
 import re
 from typing import Any, Sequence
 
-from ..answers import RecordsAnswer
-from ..reasons import ReasonCode
-from ..task import AnswerPolicy
+from ..contract import AnswerPolicy, ReasonCode, RecordsAnswer
 from .datetimes import datetimes_equal
-from .extract import extract_boolean, extract_datetimes, extract_list, extract_numbers, extract_records
+from .extract import (
+    extract_boolean,
+    extract_datetimes,
+    extract_list,
+    extract_numbers,
+    extract_records,
+)
 from .numbers import _round_ref, tolerance_rule, within
 from .result import MatchResult, failure, success
 from .text import normalise_text, text_equivalent

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ..reasons import ReasonCode
+from ..contract import ReasonCode
 
 
 class MatchResult(NamedTuple):

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from ..answers import (
+from ..contract import (
+    AnswerPolicy,
     BooleanAnswer,
     CountAnswer,
     DatetimeAnswer,
     NumberAnswer,
     QuantityAnswer,
+    ReasonCode,
     TextAnswer,
 )
-from ..reasons import ReasonCode
-from ..task import AnswerPolicy
 from .datetimes import match_datetime
 from .numbers import match_count, match_number, match_quantity
 from .result import MatchResult, failure

@@ -16,9 +16,7 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz
 
-from ..answers import BooleanAnswer, TextAnswer
-from ..reasons import ReasonCode
-from ..rules import load_toml
+from ..contract import BooleanAnswer, ReasonCode, TextAnswer, load_toml
 from .extract import extract_boolean
 from .result import MatchResult, failure, success
 

@@ -38,11 +38,14 @@ NULL deathtime on survivors, NULL HCFA DRG severity, NULL edregtime on non-ED ad
 and NULL organism on negative cultures are normal MIMIC-IV patterns, not planted gaps.
 
 Public API: :func:`generate_hospital`, :func:`planted_gaps`, :func:`read_gaps`, :class:`Gap`.
+
+Layer: the synthetic hospital imports only ``verifier.contract`` and ``verifier.database``
+(the schema map); it never reads real records.
 """
 
 from __future__ import annotations
 
-from .gaps import GAP_KINDS, Gap, gaps_named, planted_gaps, read_gaps
-from .generate import generate_hospital, simulate
+from .gaps import GAP_KINDS, Gap, gaps_named, read_gaps
+from .generate import generate_hospital, planted_gaps, simulate
 
 __all__ = ["GAP_KINDS", "Gap", "gaps_named", "generate_hospital", "planted_gaps", "read_gaps", "simulate"]

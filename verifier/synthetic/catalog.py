@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import RulesError
+from ..contract import RulesError
 
 CATALOG_PATH = Path(__file__).with_name("catalog.toml")
 

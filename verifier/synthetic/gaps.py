@@ -1,7 +1,7 @@
 """The deliberate gaps planted in the synthetic hospital, as data.
 
 Every generated hospital carries the gaps below; the identifiers depend on the
-seed, so tests and task builders read them from :func:`planted_gaps` (or from
+seed, so tests and task builders read them from ``generate.planted_gaps`` (or from
 ``gaps.json`` written beside ``hosp/`` and ``icu/``) instead of hard-coding them.
 Each :class:`Gap` carries ``check_sql``: a query on the *built* database (renamed
 schema, rules/schema.toml) returning one boolean that is true exactly when the
@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import SourceDataError
+from ..contract import SourceDataError
 
 #: File name of the gap manifest written beside ``hosp/`` and ``icu/``.
 GAPS_FILE = "gaps.json"
@@ -125,17 +125,6 @@ def read_gaps(hospital_dir: str | Path) -> list[Gap]:
         raise SourceDataError(path, "no gap manifest (not a generated synthetic hospital?)") from exc
     except (json.JSONDecodeError, TypeError) as exc:
         raise SourceDataError(path, f"invalid gap manifest: {exc}") from exc
-
-
-def planted_gaps(seed: int = 0, n_patients: int = 50) -> list[Gap]:
-    """The gaps of the hospital ``generate_hospital(..., seed, n_patients)`` writes, without writing it.
-
-    Raises:
-        InputError: ``n_patients`` too small to plant every gap.
-    """
-    from .generate import simulate
-
-    return simulate(seed, n_patients).gaps
 
 
 def gaps_named(gaps: list[Gap], name: str) -> list[Gap]:

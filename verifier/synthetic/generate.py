@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InputError
+from ..contract import InputError
 from .billing import make_billing
 from .dictionaries import make_dictionaries
-from .gaps import GAPS_FILE, write_gaps
+from .gaps import GAPS_FILE, Gap, write_gaps
 from .hospital import Hospital
 from .icu import make_icu
 from .labs import make_labs
@@ -76,3 +76,12 @@ def generate_hospital(out_dir: str | Path, seed: int = 0, n_patients: int = 50) 
     write_tables(h.tables, out)
     write_gaps(h.gaps, out / GAPS_FILE)
     return out
+
+
+def planted_gaps(seed: int = 0, n_patients: int = 50) -> list[Gap]:
+    """The gaps of the hospital ``generate_hospital(..., seed, n_patients)`` writes, without writing it.
+
+    Raises:
+        InputError: ``n_patients`` too small to plant every gap.
+    """
+    return simulate(seed, n_patients).gaps

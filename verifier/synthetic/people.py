@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from ..errors import InputError
+from ..contract import InputError
 from .catalog import Condition
 from .hospital import Admission, Hospital, IcuStay, Patient
 from .plan import ROLES, Role

@@ -15,8 +15,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..errors import InputError
-from ..schema_map import TableSpec, schema_tables
+from ..contract import InputError
+from ..database import TableSpec, schema_tables
 
 #: Timestamp format of MIMIC-IV CSVs.
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"

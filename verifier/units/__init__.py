@@ -3,10 +3,20 @@
 
 Public: ``parse_unit``, ``is_unit_spelling``, ``linear_converter``, ``convert``, ``same_unit``,
 ``get_registry``, ``get_analyte``, ``UnitSpec``, ``Conversion``.
+
+Layer: imports only ``verifier.contract`` (errors, rule tables).
 """
 
 from .analytes import Analyte, analyte_keys, get_analyte
-from .convert import Conversion, UnitSpec, convert, is_unit_spelling, linear_converter, parse_unit, same_unit
+from .convert import (
+    Conversion,
+    UnitSpec,
+    convert,
+    is_unit_spelling,
+    linear_converter,
+    parse_unit,
+    same_unit,
+)
 from .registry import get_registry, pint_lock
 
 __all__ = [

@@ -10,8 +10,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..errors import RulesError, UnitError
-from ..rules import load_toml, rules_path
+from ..contract import RulesError, UnitError, load_toml, rules_path
 
 _NORM = re.compile(r"[\s\-_]+")
 

@@ -26,8 +26,7 @@ from functools import lru_cache
 
 import pint
 
-from ..errors import UnitError
-from ..rules import load_toml
+from ..contract import UnitError, load_toml
 from .analytes import get_analyte
 from .registry import get_registry, pint_lock, ucum_to_pint
 

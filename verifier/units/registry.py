@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pint
 
-from ..errors import RulesError
-from ..rules import rules_path
+from ..contract import RulesError, rules_path
 
 #: ucumvert definition lines (by defined name) that rules/units.txt replaces:
 #: UCUM makes ``eq`` a mole and ``IU``/HPF/LPF dimensionless; clinically an

@@ -1,0 +1,164 @@
+"""Does the Reasoning name the unmet requirement? (deterministic check)
+
+ARCHITECTURE.md section 4 point 6, issue 4 item 6. The task's
+``UnmetRequirement.key_terms`` are what a Reasoning must name, e.g.
+``["Potassium", "admission 22595853"]``. Every key term must be named; a
+term may list alternatives separated by ``|`` (``"potassium|K+"``).
+
+Matching, after normalisation (Unicode to ASCII, lower case, ``_``/``-`` and
+punctuation to spaces, number words to digits, the phrase synonyms of
+``rules/noise.toml`` ``[reasoning]`` such as "hadm id" -> "admission"):
+    * every token of the term holding a digit (ids, codes, counts) must appear
+      as a whole token of the Reasoning, exactly; except that a scope
+      identifier, a term "<kind> <number>" whose kind is listed in
+      ``[reasoning.scope_references]`` ("admission 22595853"), is also named by
+      one of that kind's scope phrases ("this hospital stay", "the admission"),
+      provided the Reasoning never names the kind with another number
+      ("admission 22595854");
+    * the term's other words (stopwords dropped) must be named: the whole
+      phrase appears, or at least ``word_fraction`` of them (rounded up, at
+      least one) each match a Reasoning word: exactly, as its prefix (a stem
+      such as "readmi", at least ``min_prefix_length`` letters), or with
+      rapidfuzz ``ratio`` >= ``fuzz_threshold`` (words shorter than
+      ``min_fuzzy_length`` only exactly).
+So "Potassium, Whole Blood" is named by "no whole-blood potassium", and
+"admission 22595853" by "hadm_id 22595853" but not by "admission 22595854".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from ..contract import UnmetRequirement, load_toml
+from ._small_cell import normalise_numbers
+
+
+@dataclass(frozen=True)
+class ReasoningRules:
+    """``rules/noise.toml`` ``[reasoning]``, compiled (number words: ``small_cell.normalise_numbers``)."""
+
+    threshold: float
+    min_fuzzy_length: int
+    min_prefix_length: int
+    word_fraction: float
+    stopwords: frozenset[str]
+    synonyms: tuple[tuple[re.Pattern[str], str], ...]
+    #: ``[reasoning.scope_references]``: kind (normalised, e.g. "admission") -> raw phrases
+    scope_references: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+@lru_cache(maxsize=1)
+def rules() -> ReasoningRules:
+    """The compiled reasoning rules (cached).
+
+    Raises:
+        RulesError: ``rules/noise.toml`` missing or malformed.
+    """
+    data = load_toml("noise.toml")
+    rs = data["reasoning"]
+    syn = tuple(
+        (re.compile(rf"\b{re.escape(_basic(a))}\b"), _basic(b))
+        for a, b in sorted(rs.get("synonyms", []), key=lambda p: len(p[0]), reverse=True)
+    )
+    return ReasoningRules(
+        threshold=float(rs["fuzz_threshold"]),
+        min_fuzzy_length=int(rs["min_fuzzy_length"]),
+        min_prefix_length=int(rs.get("min_prefix_length", 4)),
+        word_fraction=float(rs["word_fraction"]),
+        stopwords=frozenset(w.lower() for w in rs.get("stopwords", [])),
+        synonyms=syn,
+        scope_references=tuple((k, tuple(v)) for k, v in sorted(rs.get("scope_references", {}).items())),
+    )
+
+
+@lru_cache(maxsize=1)
+def _scope_patterns() -> dict[str, tuple[re.Pattern[str], re.Pattern[str]]]:
+    """kind -> (any scope-reference phrase, the kind named with a number), both on normalised text."""
+    out = {}
+    for kind, phrases in rules().scope_references:
+        k = normalise(kind)
+        refs = "|".join(re.escape(normalise(p)) for p in phrases)
+        out[k] = (re.compile(rf"\b(?:{refs})\b"), re.compile(rf"\b{re.escape(k)}(?: (?:id|number|no|num))? (\d+)\b"))
+    return out
+
+
+def _scope_named(words: list[str], numeric: list[str], text: str) -> bool:
+    """A key term "<kind> <number>" named by a scope reference, the kind never named with another number."""
+    if len(numeric) != 1 or words[-1] != numeric[0]:
+        return False
+    pats = _scope_patterns().get(" ".join(words[:-1]))
+    if pats is None:
+        return False
+    ref, named_id = pats
+    if any(m.group(1) != numeric[0] for m in named_id.finditer(text)):
+        return False
+    return bool(ref.search(text))
+
+
+def _basic(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    text = re.sub(r"[^a-z0-9.]+", " ", text.lower())
+    text = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", text)  # keep decimal points only
+    return " ".join(text.split())
+
+
+def normalise(text: str) -> str:
+    """Normalised text for matching (see module docstring)."""
+    out = normalise_numbers(_basic(text))
+    for pattern, repl in rules().synonyms:
+        out = pattern.sub(repl, out)
+    return out
+
+
+def _alternative_named(alt: str, text: str, tokens: list[str], token_set: set[str]) -> bool:
+    r = rules()
+    words = normalise(alt).split()
+    if not words:
+        return False
+    numeric = [w for w in words if any(ch.isdigit() for ch in w)]
+    if any(w not in token_set for w in numeric):
+        return _scope_named(words, numeric, text)
+    content = [w for w in words if w not in numeric and w not in r.stopwords]
+    if not content:
+        return True
+    if re.search(rf"\b{re.escape(' '.join(content))}\b", text):
+        return True
+    need = max(1, math.ceil(r.word_fraction * len(content)))
+    named = 0
+    for w in content:
+        if w in token_set:
+            named += 1
+        elif len(w) >= r.min_prefix_length and any(t.startswith(w) for t in tokens):
+            named += 1
+        elif len(w) >= r.min_fuzzy_length and process.extractOne(w, tokens, scorer=fuzz.ratio, score_cutoff=r.threshold):
+            named += 1
+    return named >= need
+
+
+def check_reasoning(reasoning: str, requirement: UnmetRequirement) -> tuple[bool, dict[str, Any]]:
+    """Whether ``reasoning`` names every key term of ``requirement``.
+
+    Args:
+        reasoning: the parsed Reasoning text.
+        requirement: the task's unmet requirement (its ``key_terms``).
+
+    Returns:
+        ``(ok, details)`` with ``named`` and ``missing`` key terms. With no key
+        terms the check passes (``details["key_terms"] == []``).
+    """
+    text = normalise(reasoning or "")
+    tokens = text.split()
+    token_set = set(tokens)
+    named: list[str] = []
+    missing: list[str] = []
+    for term in requirement.key_terms:
+        alts = [a for a in term.split("|") if a.strip()]
+        (named if any(_alternative_named(a, text, tokens, token_set) for a in alts) else missing).append(term)
+    return not missing, {"key_terms": list(requirement.key_terms), "named": named, "missing": missing}

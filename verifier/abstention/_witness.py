@@ -1,0 +1,406 @@
+"""Counterfactual witness overlay: the base database plus a task's witness rows.
+
+ARCHITECTURE.md section 4 ("Noise abstentions", step 4). Each Noise task carries
+witness rows (``Reference.witness``), the smallest rows that would make the
+question answerable. An evidence query is run on the base database and on an
+overlay that exposes the base tables under the same names with the witness
+applied:
+
+* ``insert``: ``base rows UNION ALL witness rows``;
+* ``replace``: ``base rows whose key matches no witness row UNION ALL witness
+  rows`` (key compared with ``IS NOT DISTINCT FROM``).
+
+Witness rows are full rows; a column a row omits is NULL (as construction's
+overlay does). Several entries for one table apply in order.
+
+Nothing is written to the database file: the overlay is a connection (cursor)
+of an in-memory DuckDB instance (one per thread) that ATTACHes the file
+``READ_ONLY`` as ``__base``, disables external access and locks its
+configuration, like ``sqlsafe.open_readonly``. The overlay makes ``__base``
+its default catalog, holds the witness rows in TEMP tables and shadows each
+witnessed table with a TEMP view of the same name (DuckDB resolves ``temp``
+first; TEMP objects belong to one connection, so overlays never see each
+other's rows). Agent SQL reaches it only through ``sqlsafe.check_read_only``.
+
+Sensitivity (``compare``) is judged on the rows the agent could see
+(``render.visible_rows`` with the display limits applied to both results),
+order-free: ``new`` = visible overlay rows not among the base rows,
+``gone`` = visible base rows not among the overlay rows (multisets of
+canonical rows, ``evidence.canon_cell``).
+
+* no ``new`` and no ``gone``: **not sensitive** (the query looked at the wrong
+  patient, admission, item or window, or its visible part hides the witness);
+* sensitive and the base result **shows the gap** when: the visible base
+  result is empty (absence); or rows only appear (the base omits the witness
+  event); or rows only disappear (the base shows the NULL/contradicting row
+  the witness replaces); or, where rows change, some changed base cell is
+  empty (NULL, 0, empty text, false) where the overlay's is not (a count of 0
+  becoming 1, a NULL value becoming filled);
+* otherwise (e.g. a whole-table count 1000 -> 1001, a global max id):
+  sensitive but **does not show the gap**.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from ..contract import DisplayConfig, InputError, SourceDataError, WitnessTable
+from ..sql import RESOURCE_CONFIG, QueryResult, resolved_path
+from ._evidence import display_key, memo_on, result_canon, visible_canon
+
+BASE_ALIAS = "__base"
+
+_OVERLAY_CONFIG: dict[str, Any] = {
+    # one in-memory instance per thread (overlays are its cursors): memory limit, no spilling,
+    # small thread pool (sqlsafe.RESOURCE_CONFIG), set before the configuration is locked
+    **RESOURCE_CONFIG,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+}
+
+
+def witness_key(witness: Sequence[WitnessTable]) -> str:
+    """A stable hash (hex, 16 chars) of the witness rows, for caching overlays and results.
+
+    Memoised per list object (a task's ``reference.witness``, which scoring
+    never mutates; the memo holds the list, so its identity cannot be reused).
+    """
+    if isinstance(witness, list):
+        found = _KEYS.get(id(witness))
+        if found is not None and found[0] is witness:
+            return found[1]
+        key = _witness_key(witness)
+        if len(_KEYS) >= 4096:
+            _KEYS.clear()
+        _KEYS[id(witness)] = (witness, key)
+        return key
+    return _witness_key(witness)
+
+
+_KEYS: dict[int, tuple[list[WitnessTable], str]] = {}
+
+
+def _witness_key(witness: Sequence[WitnessTable]) -> str:
+    payload = json.dumps([w.model_dump(mode="json") for w in witness], sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class Overlay:
+    """An in-memory connection showing ``db_path`` with ``witness`` applied.
+
+    Args:
+        db_path: the DuckDB file (attached READ_ONLY).
+        witness: the task's witness tables (non-empty).
+
+    Attributes:
+        con: the connection (use from one thread at a time).
+        tables: lower-cased names of the witnessed tables.
+        key: ``witness_key(witness)``.
+        base_catalog: the catalog name a direct connection to the file uses
+            (its file stem), so agent SQL qualified with it can be redirected.
+
+    Raises:
+        SourceDataError: the file is missing or cannot be attached.
+        InputError: a witness names an unknown table or column, or a value
+            does not fit the column's type (field ``reference.witness[i]...``).
+    """
+
+    def __init__(self, db_path: str | os.PathLike[str], witness: Sequence[WitnessTable]) -> None:
+        path = Path(db_path)
+        if not path.is_file():
+            raise SourceDataError(path, "DuckDB database file not found")
+        self.key = witness_key(witness)
+        self.base_catalog = path.stem
+        # A connection (cursor) of this thread's shared in-memory instance, which has
+        # the file attached READ_ONLY once: TEMP tables and views are per connection,
+        # so each overlay sees only its own witness rows, and building one costs a few
+        # milliseconds instead of a new DuckDB instance per task (batch scoring, issue 7).
+        instance, self._schema = _shared_instance(path)
+        self.con = instance.cursor()
+        try:
+            self.con.execute(f"USE {BASE_ALIAS}")
+            self.tables = frozenset(self._build(witness))
+        except BaseException:
+            self.con.close()
+            raise
+
+    def _build(self, witness: Sequence[WitnessTable]) -> list[str]:
+        schema = self._schema
+        sources: dict[str, str] = {}
+        for i, w in enumerate(witness):
+            table = w.table.lower()
+            if table not in schema:
+                raise InputError(f"reference.witness[{i}].table", w.table, "not a table of the database")
+            cols = schema[table]
+            names = {c.lower(): c for c, _ in cols}
+            for j, row in enumerate(w.rows):
+                for col in row:
+                    if col.lower() not in names:
+                        raise InputError(f"reference.witness[{i}].rows[{j}].{col}", row[col], f"no column {col!r} in table {w.table!r}")
+            for k in w.key:
+                if k.lower() not in names:
+                    raise InputError(f"reference.witness[{i}].key", k, f"no column {k!r} in table {w.table!r}")
+            wname = f"temp.main.__witness_{i}"
+            self.con.execute(f"CREATE TEMP TABLE __witness_{i} ({', '.join(f'{_q(c)} {t}' for c, t in cols)})")
+            lowered = [{k.lower(): v for k, v in row.items()} for row in w.rows]
+            one = f"({', '.join('?' for _ in cols)})"
+            try:
+                if lowered:  # one statement for all rows (executemany costs a statement per row)
+                    self.con.execute(f"INSERT INTO {wname} VALUES {', '.join(one for _ in lowered)}",
+                                     [row.get(c.lower()) for row in lowered for c, _ in cols])
+            except duckdb.Error as exc:
+                raise InputError(f"reference.witness[{i}].rows", w.rows, f"rows do not fit table {w.table!r}: {exc}") from None
+            src = sources.get(table, f"SELECT * FROM {BASE_ALIAS}.main.{_q(table)}")
+            if w.mode == "replace":
+                cond = " AND ".join(f"x.{_q(names[k.lower()])} IS NOT DISTINCT FROM b.{_q(names[k.lower()])}" for k in w.key)
+                src = f"SELECT * FROM ({src}) b WHERE NOT EXISTS (SELECT 1 FROM {wname} x WHERE {cond})"
+            sources[table] = f"{src} UNION ALL SELECT * FROM {wname}"
+        if sources:
+            self.con.execute("; ".join(f"CREATE TEMP VIEW {_q(table)} AS {src}" for table, src in sources.items()))
+        return list(sources)
+
+    def close(self) -> None:
+        """Close the in-memory connection (the database file is untouched)."""
+        self.con.close()
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+# ---------------------------------------------------------------- cache
+_local = threading.local()
+
+
+def _shared_instance(path: Path) -> tuple[duckdb.DuckDBPyConnection, dict[str, list[tuple[str, str]]]]:
+    """This thread's in-memory DuckDB instance with ``path`` attached READ_ONLY as ``__base``,
+    external access disabled and configuration locked, and the base schema ``{table: [(column, type)]}``.
+
+    Built once per (process, thread, file); overlays are cursors of it.
+
+    Raises:
+        SourceDataError: the file cannot be attached.
+    """
+    key = (os.getpid(), resolved_path(str(path)))
+    instances: dict[tuple[int, str], tuple[duckdb.DuckDBPyConnection, dict[str, list[tuple[str, str]]]]] | None = getattr(_local, "instances", None)
+    if instances is None:
+        instances = _local.instances = {}
+    found = instances.get(key)
+    if found is not None:
+        return found
+    con = duckdb.connect(":memory:", config=dict(_OVERLAY_CONFIG))
+    try:
+        con.execute(f"ATTACH {_sql_string(path.as_posix())} AS {BASE_ALIAS} (READ_ONLY)")
+        con.execute("SET enable_progress_bar = false")  # cursors (overlays) inherit it
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        rows = con.execute(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            f"WHERE database_name = '{BASE_ALIAS}' AND schema_name = 'main' ORDER BY table_name, column_index"
+        ).fetchall()
+    except duckdb.Error as exc:
+        con.close()
+        raise SourceDataError(path, f"cannot attach read-only: {exc}") from exc
+    schema: dict[str, list[tuple[str, str]]] = {}
+    for table, column, dtype in rows:
+        schema.setdefault(table.lower(), []).append((column, dtype))
+    instances[key] = (con, schema)
+    return con, schema
+#: Overlays kept per thread (least recently used closed first).
+OVERLAYS_PER_THREAD = 16
+
+
+def overlay_shape(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable]) -> tuple[str, frozenset[str], str]:
+    """``(key, tables, base_catalog)`` of the overlay for (``db_path``, ``witness``),
+    without keeping it built: known once any thread of this process has built
+    (and so validated) it; otherwise the calling thread's overlay is built.
+
+    Lets callers consult cached overlay results before they need the overlay
+    itself (``overlay_for``), which is then built lazily, on a cache miss.
+
+    Raises:
+        as ``Overlay`` (when it has to be built).
+    """
+    key = witness_key(witness)
+    shape_key = (os.getpid(), resolved_path(str(db_path)), key)
+    found = _SHAPES.get(shape_key)
+    if found is None:
+        ov = overlay_for(db_path, witness)
+        found = (ov.key, ov.tables, ov.base_catalog)
+    return found
+
+
+#: (pid, path, witness key) -> overlay shape, for every overlay this process built.
+_SHAPES: dict[tuple[int, str, str], tuple[str, frozenset[str], str]] = {}
+
+
+def overlay_for(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable]) -> Overlay:
+    """The calling thread's overlay for (``db_path``, ``witness``), built once and reused.
+
+    An LRU of ``OVERLAYS_PER_THREAD`` overlays per thread, keyed by process id,
+    resolved path and ``witness_key`` (tasks with identical witness rows share one).
+
+    Raises:
+        as ``Overlay``.
+    """
+    key = (os.getpid(), resolved_path(str(db_path)), witness_key(witness))
+    cache: OrderedDict[tuple[int, str, str], Overlay] | None = getattr(_local, "overlays", None)
+    if cache is None:
+        cache = _local.overlays = OrderedDict()
+    ov = cache.get(key)
+    if ov is not None:
+        cache.move_to_end(key)
+        return ov
+    ov = cache[key] = Overlay(db_path, witness)
+    if len(_SHAPES) >= 65536:
+        _SHAPES.clear()
+    _SHAPES[key] = (ov.key, ov.tables, ov.base_catalog)
+    while len(cache) > OVERLAYS_PER_THREAD:
+        _, old = cache.popitem(last=False)
+        old.close()
+    return ov
+
+
+# ---------------------------------------------------------------- SQL inspection
+_INTROSPECTION = (exp.Describe, exp.Show, exp.Pragma)
+
+
+def tables_read(safe_sql: str | exp.Expression) -> set[str] | None:
+    """Lower-cased names of the tables a checked query reads.
+
+    Args:
+        safe_sql: checked DuckDB SQL, or its tree (``sqlsafe.parse_checked``).
+
+    Returns:
+        The set of table names (catalog/schema qualifiers dropped; table
+        functions ignored), or ``None`` for schema introspection
+        (DESCRIBE/SHOW/PRAGMA), which cannot see witness rows.
+    """
+    if isinstance(safe_sql, exp.Expression):
+        root = safe_sql
+    else:
+        try:
+            root = sqlglot.parse_one(safe_sql, read="duckdb")
+        except Exception:
+            return set()
+    if isinstance(root, _INTROSPECTION):
+        return None
+    return {t.name.lower() for t in root.find_all(exp.Table) if isinstance(t.this, exp.Identifier)}
+
+
+def for_overlay(safe_sql: str, base_catalog: str) -> str:
+    """Redirect tables qualified with the base file's catalog name to the overlay's names.
+
+    A direct connection to ``demo.duckdb`` names its catalog ``demo``; the
+    overlay attaches it as ``__base``, so ``demo.main.lab_events`` (or
+    ``demo.lab_events``) becomes ``main.lab_events``/``lab_events``, which the
+    overlay's views shadow. Other SQL is returned unchanged.
+    """
+    if not re.search(rf"\b{re.escape(base_catalog)}\b", safe_sql, re.IGNORECASE):
+        return safe_sql
+    root = sqlglot.parse_one(safe_sql, read="duckdb")
+    cat = base_catalog.lower()
+    for t in root.find_all(exp.Table):
+        catalog, db = t.args.get("catalog"), t.args.get("db")
+        if catalog is not None and catalog.name.lower() == cat:
+            t.set("catalog", None)
+        elif catalog is None and db is not None and db.name.lower() == cat:
+            t.set("db", None)
+    return root.sql(dialect="duckdb")
+
+
+# ---------------------------------------------------------------- comparison
+@dataclass
+class Sensitivity:
+    """Outcome of comparing a query's base and overlay results.
+
+    Attributes:
+        sensitive: the visible results differ.
+        shows_gap: the base result shows the absence/NULL/contradiction.
+        why: one-line explanation.
+        new: visible overlay rows absent from the base result (canonical).
+        gone: visible base rows absent from the overlay result (canonical).
+    """
+
+    sensitive: bool
+    shows_gap: bool
+    why: str
+    new: list[tuple[Any, ...]] = field(default_factory=list)
+    gone: list[tuple[Any, ...]] = field(default_factory=list)
+
+
+def _empty(v: Any) -> bool:
+    return v is None or v is False or v == 0 or (isinstance(v, str) and not v.strip())
+
+
+def _gap_pair(g: tuple[Any, ...], n: tuple[Any, ...], small_cell_threshold: int | None) -> bool:
+    for a, b in zip(g, n):
+        if _empty(a) and not _empty(b):
+            return True
+        if (small_cell_threshold is not None and isinstance(a, float) and isinstance(b, float)
+                and a.is_integer() and 0 <= a < small_cell_threshold <= b):
+            return True
+    return False
+
+
+def compare(
+    base: QueryResult,
+    over: QueryResult,
+    display: DisplayConfig | None = None,
+    *,
+    small_cell_threshold: int | None = None,
+) -> Sensitivity:
+    """Judge whether ``base`` vs ``over`` results make a query valid evidence.
+
+    Args:
+        base: the query's result on the base database.
+        over: its result on the witness overlay.
+        display: the environment's display limits (what the agent could see).
+        small_cell_threshold: for a population task under the five-unit rule
+            (1..threshold-1 eligible units), the threshold: a count below it on
+            the base that reaches it with the witness also shows the gap.
+
+    Returns:
+        A ``Sensitivity``; the rule is in the module docstring.
+    """
+    # memoised on the (cached, shared) result objects: the samples of a GRPO group
+    # compare the same base and overlay results
+    return memo_on(base, ("compare", id(over), display_key(display), small_cell_threshold),
+                   lambda: (over, _compare(base, over, display, small_cell_threshold)))[1]
+
+
+def _compare(base: QueryResult, over: QueryResult, display: DisplayConfig | None, small_cell_threshold: int | None) -> Sensitivity:
+    vb = visible_canon(base, display)
+    vo = visible_canon(over, display)
+    new = list((Counter(vo) - Counter(result_canon(base))).elements())
+    gone = list((Counter(vb) - Counter(result_canon(over))).elements())
+    if not new and not gone:
+        return Sensitivity(False, False, "the visible result is the same with the witness rows: the query cannot see them")
+    if not vb:
+        return Sensitivity(True, True, "the base result is empty; with the witness it is not", new, gone)
+    if new and not gone:
+        return Sensitivity(True, True, "rows appear with the witness that the base result lacks", new, gone)
+    if gone and not new:
+        return Sensitivity(True, True, "the base result shows rows the witness replaces", new, gone)
+    for g in gone:
+        for n in new:
+            if len(g) == len(n) and _gap_pair(g, n, small_cell_threshold):
+                return Sensitivity(True, True, "a value empty/zero/NULL (or a small-cell count) on the base is filled with the witness", new, gone)
+    return Sensitivity(True, False, "the result changes with the witness, but the base result does not show an absence, NULL or zero", new, gone)

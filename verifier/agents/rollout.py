@@ -1,0 +1,214 @@
+"""Rollouts: run an agent on tasks (K samples each) and log trajectories durably.
+
+``run_episode`` drives one agent through one ``EHREnv`` episode.
+``rollout`` does it for every (task, sample) not yet in the output JSONL,
+sequentially or in a process pool (one environment and agent per worker
+process), appending each trajectory (and optionally its verdict) as soon as
+its episode ends, so an interrupted run resumes where the file stops.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing as mp
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..contract import InputError, Task, Trajectory, Verdict
+from ..env.ehr_env import EHREnv, EnvConfig
+from ..env.log import JsonlAppender, existing_keys, trajectory_id
+
+
+def run_episode(env: EHREnv, agent: Any, task: Task, *, sample: int = 0) -> tuple[Trajectory, Verdict]:
+    """Run one episode of ``agent`` on ``task`` in ``env``.
+
+    The trajectory id is ``"<task_id>#<sample>"``; metadata records the agent
+    name and sample index. An exception raised by the agent ends the episode
+    with an empty submission and is recorded in ``metadata["agent_error"]``.
+    If the agent has a ``finalize(trajectory)`` hook that changes the
+    trajectory (the ``fabricator`` baseline), the changed one is re-scored.
+
+    Returns:
+        ``(trajectory, verdict)``.
+    """
+    name = getattr(agent, "name", type(agent).__name__)
+    meta = {"agent": name, "sample": sample}
+    obs, info = env.reset(task, trajectory_id=trajectory_id(task.task_id, sample), metadata=meta)
+    agent_error = None
+    try:
+        agent.reset(task, obs, info)
+    except Exception:  # noqa: BLE001 - agent failures are recorded, never fatal
+        agent_error = traceback.format_exc(limit=5)
+    while agent_error is None:
+        try:
+            action = agent.act(obs)
+        except Exception:  # noqa: BLE001
+            agent_error = traceback.format_exc(limit=5)
+            break
+        obs, _reward, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    if agent_error is not None:
+        env._metadata["agent_error"] = agent_error[-2000:]  # noqa: SLF001 - recorded in the trajectory
+        obs, _reward, terminated, truncated, info = env.step({"kind": "submit", "text": ""})
+    traj: Trajectory = info["trajectory"]
+    verdict: Verdict = info["verdict"]
+    finalize: Callable[[Trajectory], Trajectory] | None = getattr(agent, "finalize", None)
+    if finalize is not None:
+        changed = finalize(traj)
+        if changed.steps != traj.steps or changed.final_response != traj.final_response:
+            verdict = env.scorer(changed, task, env.verify_config)
+        traj = changed
+    return traj, verdict
+
+
+@dataclass
+class RolloutReport:
+    """What a rollout did.
+
+    Attributes:
+        episodes: episodes run now.
+        skipped: (task, sample) pairs already present in the output (resume).
+        success: successes among the episodes run now, by condition.
+        total: episodes run now, by condition.
+        reasons: reason-code counts among the episodes run now, by condition.
+        failures: ``(trajectory_id, condition, reasons)`` of failed episodes.
+        seconds: wall time.
+    """
+
+    episodes: int = 0
+    skipped: int = 0
+    success: Counter = field(default_factory=Counter)
+    total: Counter = field(default_factory=Counter)
+    reasons: dict[str, Counter] = field(default_factory=dict)
+    failures: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def add(self, verdict: Verdict) -> None:
+        """Count one verdict."""
+        self.episodes += 1
+        self.total[verdict.condition] += 1
+        if verdict.success:
+            self.success[verdict.condition] += 1
+        else:
+            self.failures.append((verdict.trajectory_id, verdict.condition, [r.value for r in verdict.reasons]))
+        bucket = self.reasons.setdefault(verdict.condition, Counter())
+        for r in verdict.reasons:
+            bucket[r.value] += 1
+
+    def rate(self, condition: str) -> float | None:
+        """Success rate on ``condition`` among the episodes run now (None if none)."""
+        n = self.total[condition]
+        return self.success[condition] / n if n else None
+
+
+# ------------------------------------------------------------ worker processes
+_W: dict[str, Any] = {}
+
+
+def _init_worker(db_path: str, config: EnvConfig, agent_name: str, agent_options: dict[str, Any], tasks: list[Task]) -> None:
+    from . import make_agent
+
+    _W["env"] = EHREnv(db_path, config)
+    _W["agent"] = make_agent(agent_name, tasks=tasks, **agent_options)
+    _W["tasks"] = {t.task_id: t for t in tasks}
+
+
+def _work(task_id: str, sample: int) -> tuple[str, str]:
+    traj, verdict = run_episode(_W["env"], _W["agent"], _W["tasks"][task_id], sample=sample)
+    return traj.model_dump_json(), verdict.model_dump_json()
+
+
+def rollout(
+    agent: str,
+    tasks: Iterable[Task],
+    db_path: str | Path,
+    out: str | Path,
+    *,
+    k: int = 1,
+    workers: int = 1,
+    agent_options: dict[str, Any] | None = None,
+    config: EnvConfig | None = None,
+    verdicts_out: str | Path | None = None,
+    on_episode: Callable[[Verdict], None] | None = None,
+) -> RolloutReport:
+    """Run ``agent`` for ``k`` samples on every task and append trajectories to ``out``.
+
+    Args:
+        agent: a registered agent name (``verifier.agents.AGENTS``).
+        tasks: the tasks (all of them are given to privileged agents, e.g.
+            so ``answer-anyway`` can find a Noise task's Clean twin).
+        db_path: the DuckDB database.
+        out: trajectories JSONL (appended; existing (task, sample) pairs are skipped).
+        k: samples per task (sample indices 0..k-1; trajectory id ``<task_id>#<i>``).
+        workers: process-pool size (1 runs in this process).
+        agent_options: keyword options for the agent factory.
+        config: environment settings.
+        verdicts_out: optional JSONL of the environment's verdicts (same order as ``out``).
+        on_episode: called with each verdict as it is logged (progress bars).
+
+    Returns:
+        A ``RolloutReport`` over the episodes run now.
+
+    Raises:
+        InputError: ``k`` or ``workers`` < 1, unknown agent, duplicate task ids.
+    """
+    from . import AGENTS, make_agent
+
+    if k < 1:
+        raise InputError("k", k, "must be >= 1")
+    if workers < 1:
+        raise InputError("workers", workers, "must be >= 1")
+    if agent not in AGENTS:
+        raise InputError("agent", agent, f"unknown agent; choose one of {', '.join(sorted(AGENTS))}")
+    task_list = list(tasks)
+    ids = [t.task_id for t in task_list]
+    if len(set(ids)) != len(ids):
+        raise InputError("tasks", next(i for i in ids if ids.count(i) > 1), "duplicated task_id")
+    config = config or EnvConfig()
+    options = dict(agent_options or {})
+    done = existing_keys(out)
+    todo = [(t.task_id, s) for t in task_list for s in range(k) if (t.task_id, s) not in done]
+    report = RolloutReport(skipped=len(task_list) * k - len(todo))
+    t0 = time.perf_counter()
+    by_id = {t.task_id: t for t in task_list}
+    vlog = JsonlAppender(verdicts_out) if verdicts_out else None
+    with JsonlAppender(out) as tlog:
+
+        def record(traj_json: str, verdict: Verdict) -> None:
+            tlog.append_text(traj_json)
+            if vlog is not None:
+                vlog.append(verdict)
+            report.add(verdict)
+            if on_episode is not None:
+                on_episode(verdict)
+
+        try:
+            if workers == 1 or len(todo) <= 1:
+                env = EHREnv(str(db_path), config)
+                ag = make_agent(agent, tasks=task_list, **options)
+                try:
+                    for task_id, sample in todo:
+                        traj, verdict = run_episode(env, ag, by_id[task_id], sample=sample)
+                        record(traj.model_dump_json(), verdict)
+                finally:
+                    env.close()
+            else:
+                ctx = mp.get_context("spawn")
+                with cf.ProcessPoolExecutor(
+                    max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                    initargs=(str(db_path), config, agent, options, task_list),
+                ) as pool:
+                    futures = [pool.submit(_work, tid, s) for tid, s in todo]
+                    for fut in cf.as_completed(futures):
+                        traj_json, verdict_json = fut.result()
+                        record(traj_json, Verdict.model_validate_json(verdict_json))
+        finally:
+            if vlog is not None:
+                vlog.close()
+    report.seconds = time.perf_counter() - t0
+    return report

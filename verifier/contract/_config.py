@@ -1,0 +1,82 @@
+"""Configuration objects for verification (Math-Verify style: verbs take a config).
+
+Configs are frozen pydantic models: hashable, picklable, safe to share across
+threads and processes. Connections are never stored in them; workers open
+their own from ``db_path``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Environment variable naming the DuckDB file evidence is re-executed on.
+DB_ENV_VAR = "EHR_VERIFIER_DB"
+
+
+class DisplayConfig(BaseModel):
+    """How a query result is shown to the agent (environment truncation).
+
+    The verifier applies the same limits when it judges whether evidence was
+    visible to the agent (ARCHITECTURE.md section 4, sensitivity on the output as
+    the agent saw it).
+
+    Attributes:
+        max_rows: rows rendered before truncation.
+        max_chars: characters of the rendered text before truncation.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    max_rows: int = Field(default=50, ge=1)
+    max_chars: int = Field(default=8000, ge=100)
+
+
+class JudgeConfig(BaseModel):
+    """Optional LLM judge (instructor, OpenAI-compatible endpoint).
+
+    Attributes:
+        base_url: endpoint, e.g. ``http://127.0.0.1:8000/v1``.
+        model: model name.
+        api_key_env: environment variable holding the key (never the key itself).
+        cache_dir: on-disk cache folder (keyed by a hash of the judge inputs).
+        timeout_s: per-request time limit in seconds.
+        max_retries: retries on transport or validation failure.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    cache_dir: str = ".ehr-verifier-cache/judge"
+    timeout_s: float = Field(default=30.0, gt=0)
+    max_retries: int = Field(default=2, ge=0)
+
+
+class VerifyConfig(BaseModel):
+    """Settings for ``verify``.
+
+    Attributes:
+        db_path: DuckDB file evidence is re-executed on (read-only). ``None``
+            falls back to the ``EHR_VERIFIER_DB`` environment variable; Noise
+            tasks cannot be verified without one.
+        query_time_limit_s: per-query time limit (enforced by interrupt).
+        row_cap: rows fetched at most per re-executed query.
+        display: the environment's display limits.
+        check_reasoning: apply the deterministic key-term check on Noise.
+        judge: LLM judge settings; ``None`` (default) means off.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    db_path: str | None = None
+    query_time_limit_s: float = Field(default=5.0, gt=0)
+    row_cap: int = Field(default=10_000, ge=1)
+    display: DisplayConfig = Field(default_factory=DisplayConfig)
+    check_reasoning: bool = True
+    judge: JudgeConfig | None = None
+
+    def resolved_db_path(self) -> Path | None:
+        """``db_path`` or ``$EHR_VERIFIER_DB``, as a Path; ``None`` if neither."""
+        raw = self.db_path or os.environ.get(DB_ENV_VAR)
+        return Path(raw) if raw else None

@@ -1,0 +1,36 @@
+"""SQL that an untrusted policy wrote: checked, executed under limits, cached and rendered.
+
+Owns the read-only allowlist (sqlglot), read-only DuckDB connections with time limits and row caps,
+the cache of normalised evidence queries, and the rendering of results as the agent sees them.
+Imports only ``verifier.contract``.
+"""
+
+from ._cache import QueryCache, normalize_sql
+from ._execute import (
+    RESOURCE_CONFIG,
+    QueryFailed,
+    QueryResult,
+    QueryTimeout,
+    abandon_thread,
+    execute_checked,
+    open_readonly,
+    release_thread,
+    resolved_path,
+    run_query,
+    thread_connection,
+)
+from ._render import format_cell, render_result, visible_rows
+from ._safety import (
+    MAX_QUERY_CHARS,
+    check_read_only,
+    parse_checked,
+    token_key,
+    tokenize,
+)
+
+__all__ = [
+    "MAX_QUERY_CHARS", "QueryCache", "QueryFailed", "QueryResult", "QueryTimeout", "RESOURCE_CONFIG",
+    "abandon_thread", "check_read_only", "execute_checked", "format_cell", "normalize_sql", "open_readonly",
+    "parse_checked", "release_thread", "render_result", "resolved_path", "run_query", "thread_connection",
+    "token_key", "tokenize", "visible_rows",
+]
