@@ -1,0 +1,69 @@
+"""The verifier against blind adjudication of LLM-agent episodes on the synthetic hospital.
+
+``fixtures/episodes/synthetic/`` holds episodes played through ``EHREnv`` by LLM agents that saw only
+the environment's observations (six briefs: terse, verbose Markdown, JSON, plain sections, broad SQL,
+Python-heavy; no agent saw both twins of a pair), each judged blind by two LLM reviewers against the
+paper's criterion (a third resolves disagreements). The test scores every episode with the current
+verifier and prints every disagreement with the reviewers' reasons.
+
+Issue 17's target is >= 99% agreement and no false accept. ``AGREEMENT_FLOOR`` is the level the
+verifier has reached so far; it only ever moves up (raise it when a change lifts agreement).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier import VerifyConfig, verify
+from verifier.scoring._agreement import compare, format_agreement, read_episodes
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "episodes" / "synthetic"
+AGREEMENT_FLOOR = 0.80
+TARGET = 0.99
+
+
+@pytest.fixture(scope="module")
+def agreement(synth_db: Path):
+    episodes = read_episodes(CORPUS)
+    config = VerifyConfig(db_path=str(synth_db))
+    verdicts = [verify(ep.trajectory, ep.task, config) for ep in episodes]
+    a = compare(episodes, verdicts)
+    print("\n" + format_agreement(a))
+    return episodes, a
+
+
+def test_corpus_is_large_and_blind(agreement) -> None:
+    episodes, _ = agreement
+    assert len(episodes) >= 200
+    assert {e.task.condition for e in episodes} == {"clean", "noise"}
+    # no agent played both twins of a pair
+    seen: dict[tuple[str, str], str] = {}
+    for e in episodes:
+        key = (e.agent, e.task.pair_id)
+        assert key not in seen, f"{e.agent} played both twins of {e.task.pair_id}"
+        seen[key] = e.task.condition
+    assert all(len(e.adjudication["reviews"]) >= 2 for e in episodes)
+
+
+KNOWN_FALSE_ACCEPTS = {
+    # a population Noise twin with 3 eligible patients whose reasoning says the code is recorded on
+    # 5 admissions of those patients: an aggregate over the eligible units (issue 18, point 4)
+    "syn2_agent2/Q14",
+}
+
+
+def test_no_false_accept(agreement) -> None:
+    """No false accept beyond the known ones, and every known one still is one (remove it when fixed)."""
+    _, a = agreement
+    found = {row[0] for row in a.false_accepts}
+    assert found <= KNOWN_FALSE_ACCEPTS, format_agreement(a)
+    assert found == KNOWN_FALSE_ACCEPTS, f"fixed, remove from KNOWN_FALSE_ACCEPTS: {sorted(KNOWN_FALSE_ACCEPTS - found)}"
+
+
+def test_agreement_with_adjudication(agreement) -> None:
+    _, a = agreement
+    assert a.rate is not None and a.rate >= AGREEMENT_FLOOR, format_agreement(a)
+    if a.rate < TARGET:
+        print(f"agreement {a.rate:.3f} is below issue 17's target {TARGET}")
