@@ -1,0 +1,96 @@
+"""Benchmark: the slowest ``verify()`` per kind of adversarial response (issue 15, bounded inputs).
+
+A reward that a single sampled response can stall is a denial of service on training. For each kind
+below, responses are built at several sizes and scored against real tasks of the synthetic hospital
+(Clean count, Clean records and Noise population tasks taken from the committed episode corpus,
+``fixtures/episodes/synthetic``); the baseline is the same task scored with an ordinary response, in
+the same run. It prints, per kind, the slowest verify() in milliseconds, its ratio to the baseline, and
+the reason codes (``VERIFIER_ERROR`` must never appear).
+
+Kinds: a JSON answer nested deeply; unclosed code fences; a 10 MB reasoning; a million numbers in a
+Clean count answer; 10^4 step citations; 10^4 answer tags.
+
+    python benchmarks/bench_adversarial_inputs.py [--db synth.duckdb] [--scale 1.0]
+
+``--scale`` multiplies every size (0.1 for a quick look).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from verifier import VerifyConfig, verify
+from verifier.contract import Task, Trajectory
+from verifier.scoring._agreement import read_episodes
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "episodes" / "synthetic"
+
+
+def _synthetic_db(work: Path) -> Path:
+    from verifier.database import build_database
+    from verifier.synthetic import generate_hospital
+
+    db = work / "hospital.duckdb"
+    build_database(generate_hospital(work / "hospital", seed=0), db)
+    return db
+
+
+def _kinds(scale: float) -> dict[str, Callable[[int], str]]:
+    def n(x: float) -> int:
+        return max(1, int(x * scale))
+
+    return {
+        "deep JSON answer": lambda k: '{"answer": ' + "[" * n(100_000 * k) + "1" + "]" * n(100_000 * k) + ', "reasoning": "x"}',
+        "unclosed code fences": lambda k: "```\n<answer>1</answer>\n" * n(8_000 * k),
+        "10 MB reasoning": lambda k: "<answer>NULL</answer><reasoning>" + "no record [step 1] " * n(500_000 * k) + "</reasoning>",
+        "a million numbers": lambda k: "<answer>" + " ".join(str(i) for i in range(n(1_000_000 * k))) + "</answer>",
+        "10^4 citations": lambda k: "<answer>NULL</answer><reasoning>" + " ".join(f"[step {i}]" for i in range(n(10_000 * k))) + "</reasoning>",
+        "10^4 answer tags": lambda k: "<answer>1</answer>" * n(10_000 * k) + "<reasoning>x</reasoning>",
+    }
+
+
+def _time(traj: Trajectory, task: Task, config: VerifyConfig) -> tuple[float, list[str]]:
+    t0 = time.perf_counter()
+    v = verify(traj, task, config)
+    return (time.perf_counter() - t0) * 1000, [getattr(r, "value", str(r)) for r in v.reasons]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", type=Path, help="built synthetic hospital (default: build one in a temporary folder)")
+    ap.add_argument("--scale", type=float, default=1.0, help="multiplies every input size")
+    a = ap.parse_args(argv)
+    episodes = read_episodes(CORPUS)
+    picks: dict[str, tuple[Task, Trajectory]] = {}
+    for ep in episodes:
+        ref = ep.task.reference
+        kind = ep.task.condition if ep.task.condition == "noise" else (ref.answer.type if ref.answer else "")
+        if kind in ("count", "records", "noise") and kind not in picks and ep.outcome == "success":
+            picks[kind] = (ep.task, ep.trajectory)
+    with tempfile.TemporaryDirectory() as tmp:
+        config = VerifyConfig(db_path=str(a.db or _synthetic_db(Path(tmp))))
+        print(f"{'kind':<22} {'task':<8} {'size':>10} {'slowest ms':>11} {'baseline ms':>12} {'ratio':>8}  reasons")
+        for name, make in _kinds(a.scale).items():
+            for kind, (task, traj) in sorted(picks.items()):
+                base_ms = min(_time(traj, task, config)[0] for _ in range(3))  # warm: connections, caches
+                worst = (0.0, 0, [])
+                for k in (0.25, 0.5, 1.0):
+                    text = make(k)
+                    bad = Trajectory(trajectory_id=traj.trajectory_id, task_id=task.task_id, steps=list(traj.steps),
+                                     final_response=text)
+                    ms, reasons = _time(bad, task, config)
+                    if ms >= worst[0]:
+                        worst = (ms, len(text), reasons)
+                ms, size, reasons = worst
+                print(f"{name:<22} {kind:<8} {size:>10,} {ms:>11.1f} {base_ms:>12.1f} {ms / max(base_ms, 1e-3):>8.1f}  "
+                      f"{','.join(reasons) or 'success'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
