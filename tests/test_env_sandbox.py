@@ -209,31 +209,39 @@ def test_state_is_fresh_for_each_episode(env: EHREnv) -> None:
 
 def test_sandbox_folder_is_removed_on_close(small_db: Path) -> None:
     sb = PythonSandbox(lambda sql: ([], [], False))
-    res = sb.run("import os\nos.getcwd()")
-    folder = Path(res.output.strip().strip("'"))
-    assert folder == sb.folder and folder.is_dir()
+    res = sb.run("import os\nopen('here.txt', 'w').write('x')\nos.getcwd()")
+    folder = sb.folder
+    assert res.error is None and (folder / "here.txt").read_text() == "x", "the worker's cwd is the episode folder"
     sb.close()
     assert not folder.exists() and not sb.alive
 
 
-def test_native_code_cannot_write_outside_the_folder(env: EHREnv, tmp_path: Path, small_db: Path) -> None:
-    """pyarrow writes through C++ (no audit event): only the read-only mount namespace stops it."""
+@pytest.mark.parametrize("isolation", ["bwrap", "in_process"])
+def test_native_code_cannot_write_outside_the_folder(small_db: Path, tmp_path: Path, isolation: str) -> None:
+    """pyarrow writes through C++ (no audit event): only the OS layer stops it (bwrap's read-only
+    root, or the in-process mode's read-only mount namespace)."""
     from verifier.env.sandbox import mount_namespace_available
 
-    if not mount_namespace_available():
+    pytest.importorskip("pyarrow")
+    if isolation == "in_process" and not mount_namespace_available():
         pytest.skip("no mount namespace here (needs root on Linux); native writes are not confined")
+    limits = PythonLimits(isolation=isolation, site_packages=True, memory_mb=2048)
+    env = EHREnv(str(small_db), EnvConfig(python=limits), scorer=_scorer)
+    env.reset(TASK)
     before = _digest(small_db)
     target = tmp_path / "native.parquet"
     obs, step = py(env, "import pyarrow as pa, pyarrow.parquet as pq\n"
                         f"pq.write_table(pa.table({{'a': [1]}}), {str(target)!r})")
-    assert step.error and "Read-only file system" in step.error and not target.exists()
+    assert step.error and ("Read-only file system" in step.error or "No such file" in step.error) and not target.exists()
     obs, step = py(env, f"import pyarrow.fs as fs\nfs.LocalFileSystem().open_output_stream({str(small_db)!r})")
-    assert step.error and "Read-only file system" in step.error
+    assert step.error and ("Read-only file system" in step.error or "No such file" in step.error)
     assert _digest(small_db) == before
     obs, step = py(env, "import pyarrow as pa, pyarrow.parquet as pq\npq.write_table(pa.table({'a': [1]}), 'ok.parquet')\n"
                         "pq.read_table('ok.parquet').num_rows")
     assert step.error is None and obs.strip().endswith("1")
-    assert env._sandbox.hardening["readonly_fs"] == "ok"  # noqa: SLF001
+    if isolation == "in_process":
+        assert env._sandbox.hardening["readonly_fs"] == "ok"  # noqa: SLF001
+    env.close()
 
 
 # ---------------------------------------------------------------- reading is confined too
@@ -279,13 +287,23 @@ def test_normal_code_still_works_under_read_confinement(env: EHREnv) -> None:
 
 
 @pytest.mark.parametrize("module", ["numpy", "pandas"])
-def test_installed_data_libraries_import(env: EHREnv, module: str) -> None:
+def test_installed_data_libraries_import(small_db: Path, module: str) -> None:
+    """With ``site_packages=True`` the interpreter's third-party libraries are importable (read-only)."""
     pytest.importorskip(module, reason=f"{module} is not installed in this environment")
+    env = EHREnv(str(small_db), EnvConfig(python=PythonLimits(site_packages=True)), scorer=_scorer)
+    env.reset(TASK)
     obs, step = py(env, f"import {module}\n{module}.__name__")
     assert step.error is None, step.error
     if module == "numpy":
         obs, step = py(env, "import numpy as np\nfloat(np.mean([v for (v,) in db.sql('SELECT value_numeric FROM lab_events').rows]))")
         assert step.error is None and obs.strip().endswith("49.333333333333336")
+    env.close()
+
+
+def test_third_party_libraries_are_absent_by_default(env: EHREnv) -> None:
+    """The default sandbox holds the standard library only: no site-packages, hence no duckdb or project code."""
+    obs, step = py(env, "import importlib.util\n[importlib.util.find_spec(m) is None for m in ('numpy', 'duckdb', 'verifier', 'pydantic')]")
+    assert step.error is None and "[True, True, True, True]" in obs
 
 
 def test_rule_tables_cannot_be_unlocked_from_agent_code(env: EHREnv) -> None:

@@ -21,6 +21,7 @@ from ._config import DisplayConfig, JudgeConfig, VerifyConfig
 from ._errors import (
     InputError,
     RulesError,
+    SandboxUnavailable,
     SourceDataError,
     UnitError,
     UnsafeQueryError,
@@ -53,7 +54,7 @@ from ._version import __version__
 __all__ = [
     "Answer", "AnswerPolicy", "BooleanAnswer", "CountAnswer", "DatetimeAnswer", "DisplayConfig",
     "InputError", "Intent", "JudgeConfig", "ListAnswer", "NoiseType", "NumberAnswer", "QuantityAnswer",
-    "ReasonCode", "RecordsAnswer", "Reference", "RulesError", "Scope", "SourceDataError", "Step", "Task",
+    "ReasonCode", "RecordsAnswer", "Reference", "RulesError", "SandboxUnavailable", "Scope", "SourceDataError", "Step", "Task",
     "TextAnswer", "Trajectory", "UnitError", "UnmetRequirement", "UnsafeQueryError", "Verdict",
     "VerifierError", "VerifyConfig", "WitnessTable", "__version__", "from_chat_messages", "json_schemas",
     "load_tasks", "load_toml", "read_jsonl", "rules_dir", "rules_path", "validate", "write_jsonl",

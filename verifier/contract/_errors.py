@@ -87,3 +87,20 @@ class RulesError(VerifierError):
     def __init__(self, path: Any, message: str) -> None:
         self.path = str(path)
         super().__init__(f"{self.path}: {message}")
+
+
+class SandboxUnavailable(VerifierError):
+    """Python steps cannot run: the operating-system sandbox is missing or broken here.
+
+    Raised by ``verifier.env`` when a Python step needs the bubblewrap sandbox
+    (the default isolation) and it cannot start, unless the user opted into
+    the weaker in-process isolation (``PythonLimits.isolation="in_process"``
+    or ``EHR_VERIFIER_PYTHON_ISOLATION=in_process``). SQL steps are unaffected.
+
+    Args:
+        message: why (bwrap not found, namespaces refused, ...) and how to fix it.
+    """
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)

@@ -548,6 +548,8 @@ def main(argv=None) -> None:
     ap.add_argument("--cpu-total-s", type=int, default=300)
     ap.add_argument("--fsize-mb", type=int, default=64)
     ap.add_argument("--readonly-fs", action="store_true")
+    ap.add_argument("--site", action="append", default=[], help="site-packages folder to add (bwrap mode)")
+    ap.add_argument("--no-audit-hook", action="store_true", help="tests of the OS sandbox alone")
     args = ap.parse_args(argv)
 
     os.chdir(args.folder)
@@ -561,12 +563,18 @@ def main(argv=None) -> None:
         os.chdir(args.folder)  # re-enter through the writable bind mount
     hardening["limits"] = _apply_limits(args.mem_mb, args.cpu_total_s, args.fsize_mb)
 
-    import socket
+    if args.site:
+        import site  # noqa: PLC0415 - the worker runs with -S under bwrap
 
-    socket.socket = _BlockedSocket  # type: ignore[misc]
-    socket.create_connection = _BlockedSocket  # type: ignore[assignment]
-    _install_audit_hook(args.folder, _readable_roots())
-    hardening["audit_hook"] = True
+        for d in args.site:
+            site.addsitedir(d)
+    if not args.no_audit_hook:  # the in-process layer: socket stand-in and audit hook
+        import socket
+
+        socket.socket = _BlockedSocket  # type: ignore[misc]
+        socket.create_connection = _BlockedSocket  # type: ignore[assignment]
+        _install_audit_hook(args.folder, _readable_roots() + tuple(os.path.realpath(d) for d in args.site))
+    hardening["audit_hook"] = not args.no_audit_hook
 
     ns: dict = {"__name__": "__main__", "__builtins__": builtins, "db": Database(channel)}
     channel.send({"op": "ready", "hardening": hardening, "pid": os.getpid()})

@@ -184,7 +184,8 @@ class EHREnv:
             seed: accepted for Gymnasium compatibility (the env is deterministic).
             options: ``{"task": Task}`` alternative.
             trajectory_id: id of the episode's trajectory (default ``"<task_id>#0"``).
-            metadata: copied into ``Trajectory.metadata`` (agent name, sample index).
+            metadata: copied into ``Trajectory.metadata`` (agent name, sample index);
+                the env adds ``python_isolation`` (``"bwrap"`` or ``"in_process"``).
 
         Returns:
             ``(observation, info)``: the observation is the shared instructions,
@@ -203,6 +204,7 @@ class EHREnv:
         self.final_response = ""
         self.trajectory_id = trajectory_id or f"{task.task_id}#0"
         self._metadata = dict(metadata or {})
+        self._metadata["python_isolation"] = self.config.python.isolation  # the weaker mode is always named
         self._invalid = 0
         self.done = False
         obs = reset_observation(task.question, self.schema(), instructions=self.config.instructions)
@@ -221,6 +223,10 @@ class EHREnv:
 
         Raises:
             InputError: the episode is over or was never started.
+            SandboxUnavailable: a Python action while the bubblewrap sandbox
+                cannot run here and the weaker ``in_process`` isolation was not
+                chosen (``EnvConfig.python.isolation``); nothing is recorded,
+                SQL actions still work.
         """
         if self.task is None or self.done:
             raise InputError("action", action, "the episode is over; call reset(task)")
@@ -261,7 +267,7 @@ class EHREnv:
         return step, shown
 
     def _python_step(self, index: int, code: str) -> tuple[Step, str]:
-        if self._sandbox is None:
+        if self._sandbox is None:  # raises SandboxUnavailable when bwrap cannot run and in_process was not chosen
             self._sandbox = PythonSandbox(self._run_sql, self.config.python)
         try:
             res = self._sandbox.run(code, step=index)

