@@ -364,3 +364,35 @@ def test_the_sandbox_shows_only_the_runtime_and_the_folder(layout: dict) -> None
             assert obs.rstrip().endswith("False"), gone
     finally:
         env.close()
+
+
+def test_sql_asking_for_paths_gets_no_path(layout: dict) -> None:
+    """Through SQL steps and Python's db.sql: the database's path and folder never appear."""
+    env = _env(layout["db"])
+    folder = str(layout["db"].parent)
+    try:
+        for sql in ("SELECT * FROM duckdb_databases()", "PRAGMA database_list", "SELECT * FROM pg_settings",
+                    "SELECT * FROM duckdb_databases", "SELECT current_setting('temp_directory')"):
+            obs, *_ = env.step({"kind": "sql", "code": sql})
+            assert folder not in obs and "Error" in obs and "paths" in obs, obs
+            obs = _run(env, f"print(db.sql({sql!r}).rows)")
+            assert folder not in obs and "DatabaseError" in obs, obs
+    finally:
+        env.close()
+
+
+def test_a_stored_value_holding_the_database_path_is_not_shown(tmp_path: Path) -> None:
+    """Last layer: whatever the route, a result containing the database's folder is refused."""
+    db = tmp_path / "h.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE notes (txt VARCHAR)")
+    con.execute("INSERT INTO notes VALUES (?)", [f"see {tmp_path}/tasks.jsonl"])
+    con.close()
+    env = _env(db)
+    try:
+        obs, *_ = env.step({"kind": "sql", "code": "SELECT txt FROM notes"})
+        assert str(tmp_path) not in obs and "file path" in obs
+        obs, *_ = env.step({"kind": "sql", "code": "SELECT length(txt) AS n FROM notes"})
+        assert env.steps[-1].error is None
+    finally:
+        env.close()

@@ -407,3 +407,41 @@ def test_overlong_query_is_rejected_before_parsing() -> None:
     assert len(fits) <= MAX_QUERY_CHARS and check_read_only(fits).startswith("SELECT")
     with pytest.raises(UnsafeQueryError):
         check_read_only(fits + " AND 1 = 1" * 2)
+
+
+# ---------------------------------------------------------------- no file paths (issue 11)
+#: Queries that showed the database's path (or settings holding paths) before issue 11.
+PATH_QUERIES = [
+    "SELECT * FROM duckdb_databases()",
+    "SELECT path FROM duckdb_databases",
+    "SELECT path FROM system.main.duckdb_databases",
+    "SELECT \"path\" FROM \"DUCKDB_DATABASES\"",
+    "PRAGMA database_list",
+    "SELECT * FROM pragma_database_list",
+    "SELECT file FROM (SELECT * FROM pragma_database_list) s",
+    "SUMMARIZE duckdb_databases",
+    "SELECT * FROM pg_catalog.pg_settings",
+    "SELECT setting FROM pg_settings WHERE name = 'temp_directory'",
+    "SELECT * FROM duckdb_settings()",
+    "SELECT install_path FROM duckdb_extensions()",
+    "SELECT current_setting('home_directory')",
+    "SELECT * FROM duckdb_temporary_files()",
+    "WITH d AS (SELECT * FROM duckdb_databases()) SELECT * FROM d",
+]
+
+
+@pytest.mark.parametrize("sql", PATH_QUERIES)
+def test_catalog_queries_showing_paths_are_rejected(small_db: Path, sql: str) -> None:
+    with pytest.raises(UnsafeQueryError) as info:
+        check_read_only(sql)
+    assert "paths" in info.value.reason
+
+
+def test_harmless_catalog_introspection_still_works(small_db: Path) -> None:
+    con = thread_connection(small_db)
+    for sql in ("SELECT table_name FROM duckdb_tables()", "SELECT * FROM information_schema.tables",
+                "SELECT column_name FROM duckdb_columns() WHERE table_name = 'patients'", "PRAGMA show_tables",
+                "SELECT current_database()", "SELECT * FROM pg_catalog.pg_database", "PRAGMA database_size"):
+        res = run_query(con, check_read_only(sql), time_limit_s=10, row_cap=100)
+        shown = repr(res.rows)
+        assert res.rows and str(small_db.parent) not in shown, (sql, shown)

@@ -11,6 +11,7 @@ fetched columns and rows; the episode's ``Trajectory`` is ``env.trajectory``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +21,7 @@ from ..contract import (
     Step,
     Task,
     Trajectory,
+    UnsafeQueryError,
     Verdict,
     VerifierError,
     VerifyConfig,
@@ -81,6 +83,17 @@ class EnvConfig(BaseModel):
     instructions: str = SHARED_INSTRUCTIONS
 
 
+def _holds_any(values: Any, needles: tuple[str, ...]) -> bool:
+    """Whether any string in ``values`` (a row or column list; nested values by their repr) contains a needle."""
+    for v in values:
+        if v is None or isinstance(v, (int, float)):
+            continue
+        text = v if isinstance(v, str) else repr(v)
+        if any(n in text for n in needles):
+            return True
+    return False
+
+
 def _default_scorer(trajectory: Trajectory, task: Task, config: VerifyConfig) -> Verdict:
     from ..verify import verify
 
@@ -109,6 +122,10 @@ class EHREnv:
         self.db_path = str(db_path)
         self.config = config or EnvConfig()
         self.verify_config = self.config.verify.model_copy(update={"db_path": self.db_path})
+        here = Path(self.db_path)
+        hidden = {str(here), str(here.resolve()), str(here.parent), str(here.resolve().parent)}
+        #: Paths an agent must never be shown (the database file and its folder), longest first.
+        self._hidden_paths = tuple(sorted((h for h in hidden if len(h) > 1 and h != "."), key=len, reverse=True))
         self.scorer = scorer or _default_scorer
         self._open_readonly = open_readonly
         self._schema: str | None = None
@@ -136,13 +153,30 @@ class EHREnv:
         return self._schema
 
     def _run_sql(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        """Check and run one agent query (SQL steps and Python's ``db.sql``).
+
+        Besides ``verifier.sql``'s checks (which reject the catalog views that
+        show paths), a result or error message holding the database file's
+        path or folder is never shown (issue 11): the result is refused with
+        ``UnsafeQueryError``, an error message has the path replaced.
+        """
         from ..sql import run_query
 
         if self._con is None:
             self._con = self._open_readonly(self.db_path)
-        res = run_query(
-            self._con, sql, time_limit_s=self.verify_config.query_time_limit_s, row_cap=self.verify_config.row_cap
-        )
+        try:
+            res = run_query(
+                self._con, sql, time_limit_s=self.verify_config.query_time_limit_s, row_cap=self.verify_config.row_cap
+            )
+        except VerifierError as exc:
+            text = str(exc)
+            if any(h in text for h in self._hidden_paths):
+                for h in self._hidden_paths:
+                    text = text.replace(h, "<hidden path>")
+                raise UnsafeQueryError(sql, text) from None
+            raise
+        if _holds_any(res.columns, self._hidden_paths) or any(_holds_any(r, self._hidden_paths) for r in res.rows):
+            raise UnsafeQueryError(sql, "the result would show a file path of the environment; not shown")
         return res.columns, res.rows, res.truncated
 
     def _end_episode_resources(self) -> None:

@@ -46,19 +46,36 @@ _SHOW_OK = frozenset({"TABLES", "ALL TABLES", "DATABASES", "SCHEMAS"})
 
 #: PRAGMAs that only read the catalog.
 _PRAGMA_OK = frozenset({
-    "table_info", "show", "show_tables", "show_tables_expanded", "database_list",
+    "table_info", "show", "show_tables", "show_tables_expanded",
     "version", "storage_info", "database_size", "functions", "collations",
 })
 
 #: Table functions (``FROM f(...)``) allowed: generators and catalog introspection.
 _TABLE_FUNCS_OK = frozenset({
     "range", "generate_series", "unnest", "generate_subscripts",
-    "duckdb_tables", "duckdb_columns", "duckdb_views", "duckdb_schemas", "duckdb_databases",
+    "duckdb_tables", "duckdb_columns", "duckdb_views", "duckdb_schemas",
     "duckdb_constraints", "duckdb_indexes", "duckdb_types", "duckdb_functions", "duckdb_keywords",
     "duckdb_sequences", "duckdb_dependencies",
-    "pragma_table_info", "pragma_show", "pragma_show_tables", "pragma_database_list",
+    "pragma_table_info", "pragma_show", "pragma_show_tables",
     "pragma_version", "pragma_storage_info", "pragma_database_size",
 })
+
+#: Catalog functions and views that show file paths or settings (issue 11: the database's
+#: path tells a policy where the tasks file may lie), rejected as table functions, as
+#: tables or views (DuckDB also exposes them as views: ``FROM duckdb_databases``,
+#: ``FROM pg_settings``, ``FROM pragma_database_list``) and as PRAGMAs. Full match, lower case.
+#: DuckDB 1.x catalog: ``duckdb_databases().path``, ``PRAGMA database_list`` (``file``),
+#: ``duckdb_settings()``/``pg_settings``/``current_setting`` (``temp_directory``,
+#: ``extension_directory``, ``home_directory``, ``secret_directory``...),
+#: ``duckdb_extensions().install_path``, ``duckdb_temporary_files().path``.
+_CATALOG_DENIED = tuple(re.compile(p) for p in (
+    r"duckdb_databases", r"(pragma_)?database_list", r"duckdb_settings", r"pg_settings", r"duckdb_extensions",
+    r"duckdb_temporary_files", r"duckdb_secrets?", r"duckdb_memory", r"duckdb_external_file_cache",
+    r"duckdb_log.*", r"(pragma_)?user_agent", r"(pragma_)?platform", r"current_setting",
+))
+
+#: The rejection reason for them.
+_PATHS_REASON = "reveals file paths or settings of the environment; not allowed"
 
 #: Scalar or table function names rejected anywhere (regular expressions, full match, lower case).
 _FUNCS_DENIED = tuple(re.compile(p) for p in (
@@ -114,10 +131,17 @@ def _denied(name: str) -> bool:
     return any(p.fullmatch(name) for p in _FUNCS_DENIED)
 
 
+def _reveals_paths(name: str) -> bool:
+    return any(p.fullmatch(name.lower()) for p in _CATALOG_DENIED)
+
+
 def _check_table(sql: str, table: exp.Table) -> None:
-    """Table references: allowlisted table functions or plain identifiers."""
+    """Table references: allowlisted table functions or plain identifiers, none of
+    the path- or settings-revealing catalog views."""
     if isinstance(table.this, exp.Func):
         name = _func_name(table.this)
+        if _reveals_paths(name):
+            raise UnsafeQueryError(sql, f"table function {name}() {_PATHS_REASON}")
         if name not in _TABLE_FUNCS_OK:
             raise UnsafeQueryError(sql, f"table function {name}() is not allowed (only generators and catalog introspection)")
         return
@@ -128,6 +152,8 @@ def _check_table(sql: str, table: exp.Table) -> None:
         if name is None or not _IDENT.fullmatch(name):
             shown = part.sql("duckdb") if isinstance(part, exp.Expression) else repr(part)
             raise UnsafeQueryError(sql, f"table reference {shown} is not a plain table name (files, URLs and paths are not allowed)")
+    if isinstance(table.this, exp.Identifier) and _reveals_paths(table.this.name):
+        raise UnsafeQueryError(sql, f"catalog view {table.this.name} {_PATHS_REASON}")
 
 
 def _statement_word(root: exp.Expression) -> str:
@@ -148,6 +174,8 @@ def _check_root(sql: str, root: exp.Expression) -> None:
     elif isinstance(root, exp.Pragma):
         inner = root.this
         name = _func_name(inner) if isinstance(inner, exp.Func) else (inner.name if isinstance(inner, exp.Expression) else str(inner))
+        if _reveals_paths(name):
+            raise UnsafeQueryError(sql, f"PRAGMA {name} {_PATHS_REASON}")
         if isinstance(inner, (exp.EQ, exp.PropertyEQ)) or name.lower() not in _PRAGMA_OK:
             raise UnsafeQueryError(sql, f"PRAGMA {root.this.sql('duckdb') if isinstance(root.this, exp.Expression) else root.this} is not a read-only catalog pragma")
     elif isinstance(root, (exp.Describe, exp.Summarize)):
@@ -169,6 +197,8 @@ def _walk_checks(sql: str, root: exp.Expression) -> None:
             _check_table(sql, node)
         elif isinstance(node, exp.Func) and not isinstance(node.parent, exp.Pragma):
             name = _func_name(node)
+            if _reveals_paths(name):
+                raise UnsafeQueryError(sql, f"function {name}() {_PATHS_REASON}")
             if _denied(name):
                 raise UnsafeQueryError(sql, f"function {name}() reads files, secrets or settings, or runs SQL; not allowed")
 
