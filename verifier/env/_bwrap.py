@@ -12,7 +12,7 @@ cgroup namespaces. Its filesystem is an empty tmpfs holding only:
   inside the standard library is hidden by an empty read-only tmpfs;
 - the directories of the shared libraries those need (``ldd``), read-only, at
   their usual paths, and the time-zone data (``zoneinfo.TZPATH``);
-- the worker script, read-only, at ``/sandbox/worker.py``;
+- the worker script, a read-only copy, at ``/sandbox/worker.py``;
 - the episode's folder, read-write, at ``/episode`` (the working directory);
 - a new ``/proc`` (of the new PID namespace: no host process is visible) and
   a minimal ``/dev`` (``null``, ``zero``, ``random``, ``urandom``...);
@@ -23,9 +23,11 @@ cgroup namespaces. Its filesystem is an empty tmpfs holding only:
   numpy, pandas...).
 
 So the project's source tree, task files, trajectories, the database, home
-directories and the host's ``/tmp`` do not exist inside. bwrap's own command
-line is passed through a pipe (``--args``), so ``/proc/1/cmdline`` shows no
-host path either. The database stays reachable only through the parent's
+directories and the host's ``/tmp`` do not exist inside. The worker is PID 1
+(no bwrap process is visible inside), bwrap's arguments come through a pipe
+(``--args``) and the worker script is a copy (``--ro-bind-data``), so the
+project's location shows nowhere; ``/proc/self/mountinfo`` does show the host
+paths of the interpreter and of the (empty, random) episode folder. The database stays reachable only through the parent's
 ``db.sql`` proxy.
 
 Which ``bwrap``: ``EHR_VERIFIER_BWRAP`` (a path) if set, else ``bwrap`` on
@@ -221,17 +223,22 @@ def runtime_view(site_packages: bool = False) -> RuntimeView:
     return RuntimeView(ops=tuple(flat), exe=inside(exe), ld_library_path=":".join(ld_dirs), site_dirs=tuple(site_dirs))
 
 
-def bwrap_args(view: RuntimeView, folder: str, worker: str, seccomp_fd: int | None = None) -> list[str]:
+def bwrap_args(view: RuntimeView, folder: str, worker_fd: int, seccomp_fd: int | None = None) -> list[str]:
     """bwrap's options (without the command) for one worker.
 
     Args:
         view: ``runtime_view(...)``.
         folder: the episode's folder on the host (bound read-write at ``/episode``).
-        worker: host path of ``_worker.py`` (bound read-only).
+        worker_fd: an inherited fd holding the worker's source (``data_pipe``),
+            copied to a read-only ``/sandbox/worker.py`` (``--ro-bind-data``: no
+            host path of the project shows in ``/proc/self/mountinfo``).
         seccomp_fd: an inherited fd holding a compiled seccomp filter, or None.
 
     Returns:
         The option list (NUL-free strings), to be passed with ``--args``.
+        The worker is PID 1 of its namespace (``--as-pid-1``): no bwrap process
+        (whose ``/proc/1/exe``, ``cmdline`` and ``environ`` name host paths) is
+        visible inside.
     """
     env = {
         "PATH": f"{INSIDE_RUNTIME}/bin", "HOME": INSIDE_FOLDER, "TMPDIR": INSIDE_FOLDER, "LANG": "C.UTF-8",
@@ -241,12 +248,12 @@ def bwrap_args(view: RuntimeView, folder: str, worker: str, seccomp_fd: int | No
         env["LD_LIBRARY_PATH"] = view.ld_library_path
     args = [
         "--unshare-all", "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534",
-        "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
+        "--hostname", "sandbox", "--die-with-parent", "--new-session", "--as-pid-1", "--clearenv", "--cap-drop", "ALL",
     ]
     for k, v in env.items():
         args += ["--setenv", k, v]
     args += list(view.ops)
-    args += ["--ro-bind", worker, INSIDE_WORKER, "--proc", "/proc", "--dev", "/dev",
+    args += ["--ro-bind-data", str(worker_fd), INSIDE_WORKER, "--proc", "/proc", "--dev", "/dev",
              "--bind", folder, INSIDE_FOLDER, "--chdir", INSIDE_FOLDER,
              "--remount-ro", "/dev", "--remount-ro", "/"]  # no in-memory files outside the folder (RLIMIT_AS does not count them)
     if seccomp_fd is not None:
@@ -254,18 +261,16 @@ def bwrap_args(view: RuntimeView, folder: str, worker: str, seccomp_fd: int | No
     return args
 
 
-def args_pipe(args: list[str]) -> int:
-    """A pipe's read end holding ``args`` NUL-separated, for ``bwrap --args FD``.
+def data_pipe(data: bytes) -> int:
+    """A pipe's read end holding ``data`` (for bwrap's ``--args``, ``--ro-bind-data``, ``--seccomp``).
 
-    Keeps host paths out of bwrap's command line (readable inside as
-    ``/proc/1/cmdline``). Raises ``SandboxUnavailable`` when the arguments
-    do not fit in the pipe's buffer.
+    Raises:
+        SandboxUnavailable: ``data`` does not fit in a pipe's buffer (60,000 bytes here).
     """
-    data = b"".join(os.fsencode(a) + b"\0" for a in args)
+    if len(data) > 60000:
+        raise SandboxUnavailable(f"{len(data)} bytes do not fit in a pipe for bwrap")
     r, w = os.pipe()
     try:
-        if len(data) > 60000:
-            raise SandboxUnavailable(f"bwrap arguments too long ({len(data)} bytes)")
         os.write(w, data)
     except BaseException:
         os.close(r)
@@ -273,6 +278,16 @@ def args_pipe(args: list[str]) -> int:
     finally:
         os.close(w)
     return r
+
+
+def args_pipe(args: list[str]) -> int:
+    """``data_pipe`` of ``args`` NUL-separated, for ``bwrap --args FD`` (keeps host paths off bwrap's command line)."""
+    return data_pipe(b"".join(os.fsencode(a) + b"\0" for a in args))
+
+
+def worker_source() -> bytes:
+    """The worker's source (``_worker.py`` beside this module)."""
+    return Path(__file__).with_name("_worker.py").read_bytes()
 
 
 @lru_cache(maxsize=2)
@@ -295,21 +310,22 @@ def probe(site_packages: bool = False) -> tuple[str | None, str]:
     except (SandboxUnavailable, OSError, subprocess.SubprocessError, ValueError) as exc:
         return None, str(exc)
     folder = tempfile.mkdtemp(prefix="ehr-env-probe-")
+    fds: list[int] = []
     try:
-        fd = args_pipe(bwrap_args(view, folder, str(Path(__file__).with_name("_worker.py"))))
-        try:
-            done = subprocess.run([exe, "--args", str(fd), view.exe, "-I", "-S", "-c", "pass"],
-                                  pass_fds=(fd,), capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
-        finally:
-            os.close(fd)
+        fds.append(data_pipe(worker_source()))
+        fds.append(args_pipe(bwrap_args(view, folder, fds[0])))
+        done = subprocess.run(["bwrap", "--args", str(fds[1]), view.exe, "-I", "-S", "-c", "pass"], executable=exe,
+                              pass_fds=tuple(fds), capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
     except (OSError, subprocess.SubprocessError, SandboxUnavailable) as exc:
         return None, f"{exe} could not start: {exc}"
     finally:
+        for fd in fds:
+            os.close(fd)
         shutil.rmtree(folder, ignore_errors=True)
     if done.returncode != 0:
         return None, f"{exe} failed (exit {done.returncode}): {done.stderr.strip()[-400:] or 'no message'}"
     return exe, "ok"
 
 
-__all__ = ["BWRAP_ENV", "INSIDE_FOLDER", "RuntimeView", "SandboxUnavailable", "args_pipe", "bwrap_args",
-           "find_bwrap", "probe", "runtime_view"]
+__all__ = ["BWRAP_ENV", "INSIDE_FOLDER", "RuntimeView", "SandboxUnavailable", "args_pipe", "bwrap_args", "data_pipe",
+           "find_bwrap", "probe", "runtime_view", "worker_source"]

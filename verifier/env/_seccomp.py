@@ -28,7 +28,6 @@ Sources: Linux ``Documentation/userspace-api/seccomp_filter.rst``,
 from __future__ import annotations
 
 import errno
-import os
 import platform
 import struct
 
@@ -93,17 +92,4 @@ def filter_program(machine: str | None = None) -> bytes | None:
     return b"".join(prog)
 
 
-def filter_fd() -> int | None:
-    """A pipe's read end holding ``filter_program()`` for ``bwrap --seccomp FD``, or None when unsupported."""
-    prog = filter_program()
-    if prog is None:
-        return None
-    r, w = os.pipe()
-    try:
-        os.write(w, prog)
-    finally:
-        os.close(w)
-    return r
-
-
-__all__ = ["filter_fd", "filter_program"]
+__all__ = ["filter_program"]

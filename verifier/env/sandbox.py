@@ -277,8 +277,9 @@ class PythonSandbox:
             })
         try:
             with open(self._log, "ab") as log:
-                self._proc = subprocess.Popen(
-                    cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                self._proc = subprocess.Popen(  # argv[0] "bwrap": its path (maybe inside the project's venv) stays out
+                    cmd, executable=self._bwrap if self._bwrap is not None else None,
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                     pass_fds=(p2c_r, c2p_w, *extra_fds), cwd=str(self.folder), env=env, start_new_session=True,
                 )
         finally:
@@ -296,16 +297,19 @@ class PythonSandbox:
     def _bwrap_command(self, limits: list[str]) -> tuple[list[str], list[int], dict[str, Any]]:
         """bwrap command line, the fds it must inherit, and what it applies."""
         view = _bwrap.runtime_view(self.limits.site_packages)
-        seccomp = _seccomp.filter_fd()
-        args = _bwrap.bwrap_args(view, str(self.folder.resolve()), str(WORKER), seccomp_fd=seccomp)
+        program = _seccomp.filter_program()
+        fds = [_bwrap.data_pipe(_bwrap.worker_source())]
+        if program is not None:
+            fds.append(_bwrap.data_pipe(program))
+        args = _bwrap.bwrap_args(view, str(self.folder.resolve()), fds[0], seccomp_fd=fds[1] if program else None)
         args_fd = _bwrap.args_pipe(args)
-        fds = [args_fd] + ([seccomp] if seccomp is not None else [])
+        fds.append(args_fd)
         worker = [view.exe, "-I", "-S", "-B", _bwrap.INSIDE_WORKER, "--folder", _bwrap.INSIDE_FOLDER, *limits]
         for d in view.site_dirs:
             worker += ["--site", d]
-        facts = {"isolation": "bwrap", "bwrap": self._bwrap, "seccomp": seccomp is not None,
+        facts = {"isolation": "bwrap", "bwrap": self._bwrap, "seccomp": program is not None,
                  "site_packages": bool(view.site_dirs)}
-        return [self._bwrap, "--args", str(args_fd), *worker], fds, facts  # type: ignore[list-item]
+        return ["bwrap", "--args", str(args_fd), *worker], fds, facts
 
     def _in_process_command(self, limits: list[str]) -> tuple[list[str], dict[str, Any]]:
         """The weaker mode's command line (``unshare`` where it works) and what it applies."""
