@@ -1,7 +1,10 @@
 """Python sandbox worker: runs untrusted agent code in its own process.
 
-Standard library only, started as ``python -I _worker.py ...`` by
-``verifier.env.sandbox.PythonSandbox`` (never imported by the package). It
+Standard library only, started by ``verifier.env.sandbox.PythonSandbox``
+(never imported by the package): by default as ``python -I -S worker.py ...``
+inside the bubblewrap sandbox (``_bwrap``: only the runtime and the episode
+folder exist, no network, no new processes), or, in the weaker in-process
+mode the user must opt into, as ``python -I _worker.py ...`` on the host. It
 speaks JSON lines over two inherited pipe fds (not stdin/stdout, so agent code
 writing to fd 1 cannot corrupt the protocol).
 
@@ -13,8 +16,9 @@ Protocol (one JSON object per line):
                        "truncated": bool, "error": str}
     worker -> parent  {"op": "done", "output": str, "error": str|null, "output_truncated": bool}
 
-Confinement applied here before any agent code runs (defence in depth; the
-parent adds network and mount namespaces and a wall-time limit):
+Confinement applied here before any agent code runs (the second layer under
+bubblewrap, the only one in the in-process mode besides ``unshare``
+namespaces; the parent adds a wall-time limit):
     - in a private mount namespace (``--readonly-fs``): every filesystem
       remounted read-only except the episode's folder, so even native code
       (pyarrow, numpy) cannot write elsewhere or touch the database file;
@@ -33,9 +37,11 @@ parent adds network and mount namespaces and a wall-time limit):
       importing ``duckdb`` or ``ctypes`` (the database is reachable only
       through the ``db`` object, whose every query the parent checks with
       ``verifier.sql._safety`` and records).
-Audit hooks are not a security boundary on their own (determined code can
-introspect and patch the interpreter it runs in); the parent's network
-namespace, read-only mount namespace and process limits are the outer layer.
+Audit hooks are not a security boundary on their own (issue 11: ``os.open``
+with ``dir_fd`` and ``_posixsubprocess.fork_exec`` got past them); the
+bubblewrap sandbox is the boundary. ``--no-audit-hook`` (tests of that
+sandbox alone) skips the hook and the ``socket`` stand-in; ``--site DIR``
+adds a site-packages folder bound read-only (``PythonLimits.site_packages``).
 """
 
 from __future__ import annotations
@@ -158,7 +164,7 @@ class Result:
         lines = [" | ".join(self.columns)]
         lines += [" | ".join(_cell(v) for v in r) for r in self.rows[:50]]
         n = len(self.rows)
-        more = f", showing first 50" if n > 50 else ""
+        more = ", showing first 50" if n > 50 else ""
         cap = " (row cap reached)" if self.truncated else ""
         return "\n".join(lines) + f"\n({n} row{'s' if n != 1 else ''}{more}){cap}"
 

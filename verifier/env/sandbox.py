@@ -33,11 +33,7 @@ per step (enforced here: the worker is killed and restarted), memory
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
-import decimal
 import json
-import math
 import os
 import select
 import shutil
@@ -47,7 +43,6 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
 
@@ -55,6 +50,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..contract import InputError, SandboxUnavailable
 from . import _bwrap, _seccomp
+from ._inprocess import encode_value as _encode
+from ._inprocess import mount_namespace_available, network_namespace_available
 
 WORKER = Path(__file__).with_name("_worker.py")
 
@@ -159,54 +156,6 @@ class PythonResult:
 
 #: ``run_sql(sql) -> (columns, rows, truncated)``; raises VerifierError subclasses on failure.
 RunSql = Callable[[str], "tuple[Sequence[str], Sequence[Sequence[Any]], bool]"]
-
-
-def _encode(value: Any) -> Any:
-    """JSON-safe tagged encoding of a DuckDB value (decoded by the worker)."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else {"$t": "float", "v": repr(value)}
-    if isinstance(value, dt.datetime):
-        return {"$t": "datetime", "v": value.isoformat()}
-    if isinstance(value, dt.date):
-        return {"$t": "date", "v": value.isoformat()}
-    if isinstance(value, dt.time):
-        return {"$t": "time", "v": value.isoformat()}
-    if isinstance(value, dt.timedelta):
-        return {"$t": "timedelta", "v": value.total_seconds()}
-    if isinstance(value, decimal.Decimal):
-        return {"$t": "decimal", "v": str(value)}
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return {"$t": "bytes", "v": base64.b64encode(bytes(value)).decode("ascii")}
-    if isinstance(value, (list, tuple)):
-        return [_encode(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _encode(v) for k, v in value.items()}
-    return str(value)
-
-
-def _unshare_works(flags: tuple[str, ...]) -> bool:
-    exe = shutil.which("unshare")
-    if not exe or not sys.platform.startswith("linux"):
-        return False
-    try:
-        done = subprocess.run([exe, *flags, "--", sys.executable, "-c", "pass"], capture_output=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
-
-
-@lru_cache(maxsize=1)
-def network_namespace_available() -> bool:
-    """True when ``unshare --net`` can start a process here (root on Linux)."""
-    return _unshare_works(("--net",))
-
-
-@lru_cache(maxsize=1)
-def mount_namespace_available() -> bool:
-    """True when ``unshare --mount --propagation private`` works and ``mount`` exists (root on Linux)."""
-    return shutil.which("mount") is not None and _unshare_works(("--mount", "--propagation", "private"))
 
 
 class WorkerDied(Exception):
