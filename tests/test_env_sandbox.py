@@ -323,3 +323,21 @@ def test_traceback_labels_use_the_environment_step_index(env: EHREnv) -> None:
     obs, step = py(env, "x = 1\n1 / 0")
     assert step.index == 2
     assert 'File "<step 2>", line 2' in step.error and "ZeroDivisionError" in step.error
+
+
+def test_threads_work_and_processes_do_not_in_the_os_sandbox(small_db: Path) -> None:
+    """The seccomp filter refuses new processes (fork, vfork, clone without CLONE_THREAD) but not threads."""
+    from verifier.env._seccomp import filter_program
+
+    assert filter_program("sparc") is None and len(filter_program("x86_64")) % 8 == 0
+    env = EHREnv(str(small_db), EnvConfig(python=PythonLimits(audit_hook=False)), scorer=_scorer)
+    env.reset(TASK)
+    obs, step = py(env, "from concurrent.futures import ThreadPoolExecutor\n"
+                        "with ThreadPoolExecutor(4) as ex: r = sorted(ex.map(lambda i: i * i, range(8)))\nr")
+    assert step.error is None and "[0, 1, 4, 9, 16, 25, 36, 49]" in obs
+    obs, step = py(env, "import os\nos.fork()")
+    assert step.error and "Operation not permitted" in step.error
+    obs, step = py(env, "import subprocess\nsubprocess.run(['/python/bin/python3', '-c', '1'])")
+    assert step.error and ("Operation not permitted" in step.error or "No such file" in step.error)
+    assert env._sandbox.hardening["seccomp"] is True  # noqa: SLF001
+    env.close()

@@ -223,7 +223,19 @@ def runtime_view(site_packages: bool = False) -> RuntimeView:
     return RuntimeView(ops=tuple(flat), exe=inside(exe), ld_library_path=":".join(ld_dirs), site_dirs=tuple(site_dirs))
 
 
-def bwrap_args(view: RuntimeView, folder: str, worker_fd: int, seccomp_fd: int | None = None) -> list[str]:
+@lru_cache(maxsize=4)
+def bwrap_version(exe: str) -> tuple[int, ...]:
+    """``bwrap --version`` as a tuple (``(0, 8, 0)``), or ``()`` when it cannot be read."""
+    try:
+        done = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", done.stdout)
+    return tuple(int(g) for g in m.groups() if g is not None) if m else ()
+
+
+def bwrap_args(view: RuntimeView, folder: str, worker_fd: int, seccomp_fd: int | None = None,
+               version: tuple[int, ...] = (0, 8)) -> list[str]:
     """bwrap's options (without the command) for one worker.
 
     Args:
@@ -233,6 +245,9 @@ def bwrap_args(view: RuntimeView, folder: str, worker_fd: int, seccomp_fd: int |
             copied to a read-only ``/sandbox/worker.py`` (``--ro-bind-data``: no
             host path of the project shows in ``/proc/self/mountinfo``).
         seccomp_fd: an inherited fd holding a compiled seccomp filter, or None.
+        version: ``bwrap_version(exe)``: ``--disable-userns`` (bubblewrap 0.8)
+            is added when the binary has it (the seccomp filter refuses
+            ``unshare``/``setns`` and process creation anyway).
 
     Returns:
         The option list (NUL-free strings), to be passed with ``--args``.
@@ -247,9 +262,9 @@ def bwrap_args(view: RuntimeView, folder: str, worker_fd: int, seccomp_fd: int |
     if view.ld_library_path:
         env["LD_LIBRARY_PATH"] = view.ld_library_path
     args = [
-        "--unshare-all", "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534",
+        "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534",
         "--hostname", "sandbox", "--die-with-parent", "--new-session", "--as-pid-1", "--clearenv", "--cap-drop", "ALL",
-    ]
+    ] + (["--disable-userns"] if version >= (0, 8) else [])
     for k, v in env.items():
         args += ["--setenv", k, v]
     args += list(view.ops)
@@ -313,7 +328,7 @@ def probe(site_packages: bool = False) -> tuple[str | None, str]:
     fds: list[int] = []
     try:
         fds.append(data_pipe(worker_source()))
-        fds.append(args_pipe(bwrap_args(view, folder, fds[0])))
+        fds.append(args_pipe(bwrap_args(view, folder, fds[0], version=bwrap_version(exe))))
         done = subprocess.run(["bwrap", "--args", str(fds[1]), view.exe, "-I", "-S", "-c", "pass"], executable=exe,
                               pass_fds=tuple(fds), capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
     except (OSError, subprocess.SubprocessError, SandboxUnavailable) as exc:
@@ -328,4 +343,4 @@ def probe(site_packages: bool = False) -> tuple[str | None, str]:
 
 
 __all__ = ["BWRAP_ENV", "INSIDE_FOLDER", "RuntimeView", "SandboxUnavailable", "args_pipe", "bwrap_args", "data_pipe",
-           "find_bwrap", "probe", "runtime_view", "worker_source"]
+           "bwrap_version", "find_bwrap", "probe", "runtime_view", "worker_source"]

@@ -250,7 +250,8 @@ class PythonSandbox:
         fds = [_bwrap.data_pipe(_bwrap.worker_source())]
         if program is not None:
             fds.append(_bwrap.data_pipe(program))
-        args = _bwrap.bwrap_args(view, str(self.folder.resolve()), fds[0], seccomp_fd=fds[1] if program else None)
+        args = _bwrap.bwrap_args(view, str(self.folder.resolve()), fds[0], seccomp_fd=fds[1] if program else None,
+                                 version=_bwrap.bwrap_version(self._bwrap))  # type: ignore[arg-type]
         args_fd = _bwrap.args_pipe(args)
         fds.append(args_fd)
         worker = [view.exe, "-I", "-S", "-B", _bwrap.INSIDE_WORKER, "--folder", _bwrap.INSIDE_FOLDER, *limits]
