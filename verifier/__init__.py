@@ -6,6 +6,7 @@ Public API (ARCHITECTURE.md):
     verify_batch(trajectories, tasks, db, workers=N) -> iterator of verdicts / error records
     Task, Trajectory, Step, Verdict, ReasonCode, VerifyConfig
     from_chat_messages(messages, ...) -> Trajectory
+    read_log(log, task_id=..., format="auto", tools=ToolNames(...)) -> Trajectory  (any common tool-call log)
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ from .contract import (
     write_schemas,
 )
 
+from .logs import ToolNames, read_log  # noqa: E402
+
 # ``verify`` and ``parse`` are both submodules and functions: importing them here binds the
 # package attributes to the functions for good (a later ``import verifier.verify`` finds the
 # module in sys.modules and does not rebind).
@@ -69,7 +72,7 @@ __all__ = [
     "Answer", "AnswerPolicy", "BooleanAnswer", "CountAnswer", "DatetimeAnswer", "DisplayConfig",
     "InputError", "JudgeConfig", "ListAnswer", "NumberAnswer", "QuantityAnswer", "ReasonCode",
     "RecordsAnswer", "Reference", "RulesError", "SourceDataError", "Step", "Task", "TextAnswer",
-    "Trajectory", "UnitError", "UnmetRequirement", "UnsafeQueryError", "Verdict", "VerifierError",
+    "ToolNames", "Trajectory", "UnitError", "UnmetRequirement", "UnsafeQueryError", "Verdict", "VerifierError",
     "VerifyConfig", "WitnessTable", "from_chat_messages", "json_schemas", "load_tasks", "parse",
-    "read_jsonl", "validate", "verify", "verify_batch", "write_schemas", "__version__",
+    "read_jsonl", "read_log", "validate", "verify", "verify_batch", "write_schemas", "__version__",
 ]

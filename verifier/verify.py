@@ -122,6 +122,20 @@ def _verify_noise(task: Task, traj: Trajectory, parsed: ParsedResponse, config: 
     return _verdict(task, traj, parsed.abstained, list(reasons), out)
 
 
+def _log_warning(verdict: Verdict, traj: Trajectory) -> Verdict:
+    """A log read by ``verifier.logs.read_log`` from which no step could be read: its warning
+    goes into ``details["log"]`` (both conditions), and on a Noise task ``NO_STEPS_READ``
+    replaces ``NO_EVIDENCE`` (the reader failed, not necessarily the agent; the verdict
+    still fails)."""
+    log = traj.metadata.get("log")
+    if not isinstance(log, dict) or not log.get("warning"):
+        return verdict
+    verdict.details["log"] = {k: log[k] for k in ("format", "tool_calls", "steps_read", "unread", "warning") if k in log}
+    if not traj.steps and ReasonCode.NO_EVIDENCE in verdict.reasons:
+        verdict.reasons[:] = [ReasonCode.NO_STEPS_READ if r is ReasonCode.NO_EVIDENCE else r for r in verdict.reasons]
+    return verdict
+
+
 def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfig | None = None) -> Verdict:
     """Decide whether ``trajectory`` succeeded on ``task``.
 
@@ -138,7 +152,9 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
     Raises:
         InputError: ``trajectory`` or ``task`` is not a valid object/dict, the
         trajectory answers another task, or (Noise) no database is configured.
-        Never raised for a bad response.
+        Never raised for a bad response. A trajectory read from a foreign log
+        (``verifier.logs.read_log``) from which no step could be read gets the reader's
+        warning in ``details["log"]`` and, on Noise, ``NO_STEPS_READ`` for ``NO_EVIDENCE``.
     """
     traj = trajectory if type(trajectory) is Trajectory else _coerce(trajectory, Trajectory, "trajectory")
     tsk = task if type(task) is Task else _coerce(task, Task, "task")
@@ -147,8 +163,10 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
     try:
         parsed = parse(traj.final_response)
         if tsk.condition == "clean":
-            return _verify_clean(tsk, traj, parsed)
-        return _verify_noise(tsk, traj, parsed, config or _DEFAULT_CONFIG)
+            verdict = _verify_clean(tsk, traj, parsed)
+        else:
+            verdict = _verify_noise(tsk, traj, parsed, config or _DEFAULT_CONFIG)
+        return _log_warning(verdict, traj) if traj.metadata and "log" in traj.metadata else verdict
     except InputError:
         raise  # bad configuration (e.g. no database for Noise evidence), not a bad response
     except Exception as exc:  # an internal bug must not escape as an exception

@@ -4,6 +4,10 @@ Frameworks hand over a *completion* in one of three forms, all accepted:
 
 * a string: the final response only (no tool steps recorded there); steps
   may come separately as a recorded ``Trajectory`` (dict or JSON);
+* a tool-call log in another common format (OpenAI Responses API or Agents SDK
+  items, Anthropic ``tool_use``/``tool_result`` blocks, inspect_ai messages): read
+  with ``verifier.logs.read_log`` (tool names of ``verifier.logs.ToolNames``, MCP
+  prefixes such as ``mcp__ehr__run_sql`` removed);
 * OpenAI-style chat messages (``role``/``content``/``tool_calls`` and
   ``tool`` results), the conversational format of TRL and most agent logs:
   converted with ``verifier.chat.from_chat_messages``. Tool results without
@@ -42,6 +46,7 @@ from ..contract import (
     load_tasks,
     validate,
 )
+from ..logs import ToolNames, detect_format, read_log
 
 
 @lru_cache(maxsize=8)
@@ -172,6 +177,20 @@ def _is_step_call(call: Any) -> bool:
     return True
 
 
+@lru_cache(maxsize=64)
+def _tool_names(submit_tools: frozenset[str]) -> ToolNames | None:
+    try:
+        return ToolNames(submit=submit_tools | ToolNames().submit)
+    except InputError:  # a submit name that is also a default SQL/Python name: keep the exact names only
+        return None
+
+
+def _tool_kind(name: str, submit_tools: frozenset[str]) -> str | None:
+    """``verifier.logs.ToolNames`` classification of a call's name (MCP prefixes removed)."""
+    tools = _tool_names(frozenset(submit_tools))
+    return tools.kind(name) if tools is not None else None
+
+
 def model_messages(messages: Sequence[Any], *, submit_tools: frozenset[str] = SUBMIT_TOOLS) -> tuple[list[dict[str, Any]], list[str]]:
     """Chat messages written (in part) by the model, made safe for ``from_chat_messages``.
 
@@ -216,7 +235,10 @@ def model_messages(messages: Sequence[Any], *, submit_tools: frozenset[str] = SU
         steps, answers = [], []
         for j, call in enumerate(calls if isinstance(calls, (list, tuple)) else [calls]):
             name = _call_name(call)
-            if name in submit_tools and isinstance(call, Mapping):
+            kind = _tool_kind(name, submit_tools)
+            if kind in ("sql", "python") and isinstance(call, Mapping):  # MCP-prefixed or another SQL/Python name
+                call = dict(call, function=dict(call["function"], name=f"run_{kind}"))
+            if (name in submit_tools or kind == "submit") and isinstance(call, Mapping):
                 answers.append(_submitted_answer(call))
             elif _is_step_call(call):
                 steps.append(call)
@@ -332,6 +354,12 @@ def to_trajectory(
         return traj
     if isinstance(completion, Mapping) and "role" in completion:
         completion = [completion]
+    if isinstance(completion, (list, tuple)) and completion and detect_format(completion) != "chat":
+        # Responses API / Agents SDK items, Anthropic blocks, inspect_ai messages: verifier.logs
+        tools = _tool_names(frozenset(submit_tools)) or ToolNames()
+        traj = read_log(completion, task_id=task_id, trajectory_id=trajectory_id, tools=tools)
+        notes = traj.metadata["log"]["unread"]
+        return traj.model_copy(update={"metadata": {**traj.metadata, "adapter_notes": notes}}) if notes else traj
     if is_messages(completion):
         messages, notes = model_messages(completion, submit_tools=submit_tools)
         try:

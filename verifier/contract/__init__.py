@@ -47,12 +47,12 @@ from ._task import (
     UnmetRequirement,
     WitnessTable,
 )
-from ._trajectory import Step, Trajectory
+from ._trajectory import Dialect, Step, Trajectory
 from ._verdict import Verdict
 from ._version import __version__
 
 __all__ = [
-    "Answer", "AnswerPolicy", "BooleanAnswer", "CountAnswer", "DatetimeAnswer", "DisplayConfig",
+    "Answer", "AnswerPolicy", "BooleanAnswer", "CountAnswer", "DatetimeAnswer", "Dialect", "DisplayConfig",
     "InputError", "Intent", "JudgeConfig", "ListAnswer", "NoiseType", "NumberAnswer", "QuantityAnswer",
     "ReasonCode", "RecordsAnswer", "Reference", "RulesError", "SandboxUnavailable", "Scope", "SourceDataError", "Step", "Task",
     "TextAnswer", "Trajectory", "UnitError", "UnmetRequirement", "UnsafeQueryError", "Verdict",
