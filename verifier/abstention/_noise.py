@@ -14,7 +14,9 @@ reasons they produce appear in this order:
    what the trajectory recorded, then run on the task's witness overlay
    (``verifier.abstention._witness``). Per query the status is one of:
    ``qualifies``; ``failed`` (recorded error, DuckDB error or time limit:
-   ``EVIDENCE_QUERY_FAILED``); ``rejected`` (not a read:
+   ``EVIDENCE_QUERY_FAILED``); ``dialect_unsupported`` (a SQLite/PostgreSQL query that
+   cannot be carried over to DuckDB faithfully, or whose translation DuckDB cannot run:
+   ``EVIDENCE_DIALECT_UNSUPPORTED``, ``verifier.abstention._dialect``); ``rejected`` (not a read:
    ``EVIDENCE_REJECTED``); ``fabricated`` (recorded output the database does
    not produce: ``EVIDENCE_FABRICATED``); ``not_sensitive`` (cannot see the
    witness: ``EVIDENCE_NOT_SENSITIVE``); ``no_gap`` (sees the witness but the
@@ -71,7 +73,9 @@ from ..contract import (
     VerifyConfig,
 )
 from ..sql import (
+    DialectUnsupported,
     QueryFailed,
+    QueryTimeout,
     QueryResult,
     execute_checked,
     parse_checked,
@@ -81,11 +85,11 @@ from ..sql import (
 )
 from ..sql import _cache as query_cache
 from ._decoy import decoy_witness
+from ._dialect import carried_over, dataset_now, output_matches_across
 from ._evidence import (
     EvidenceQuery,
     display_key,
     extract_evidence,
-    output_matches,
     reflected_in_output,
     visible_canon,
 )
@@ -107,6 +111,7 @@ STATUS_CODES: dict[str, ReasonCode] = {
     "fabricated": ReasonCode.EVIDENCE_FABRICATED,
     "rejected": ReasonCode.EVIDENCE_REJECTED,
     "failed": ReasonCode.EVIDENCE_QUERY_FAILED,
+    "dialect_unsupported": ReasonCode.EVIDENCE_DIALECT_UNSUPPORTED,
     "not_sensitive": ReasonCode.EVIDENCE_NOT_SENSITIVE,
     "not_specific": ReasonCode.EVIDENCE_NOT_SPECIFIC,
     "no_gap": ReasonCode.EVIDENCE_DOES_NOT_SHOW_GAP,
@@ -179,7 +184,14 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
         return rec
     step = q.step_ref
     try:
-        safe, read, volatile = _analyse(q.sql, dialect)
+        if dialect == "duckdb":
+            safe, read, volatile = _analyse(q.sql, dialect)
+        else:  # SQLite / PostgreSQL evidence, carried over with its dialect's semantics (_dialect)
+            safe, read, volatile = _analyse(carried_over(q.sql, dialect, db, dataset_now(task, config)), "duckdb")
+            rec["duckdb_sql"] = safe[:2000]
+    except DialectUnsupported as exc:
+        rec.update(status="dialect_unsupported", why=exc.reason)
+        return rec
     except UnsafeQueryError as exc:
         rec.update(status="rejected", why=exc.reason)
         return rec
@@ -188,6 +200,10 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
         base = _cached(("base", str(db)), safe, cap,
                        lambda: execute_checked(thread_connection(db), safe, time_limit_s=limit, row_cap=cap))
     except QueryFailed as exc:
+        if dialect != "duckdb" and not isinstance(exc, QueryTimeout):
+            # the step ran on its own engine; DuckDB failing on the translation is not the agent's
+            rec.update(status="dialect_unsupported", why=f"the DuckDB translation of this {dialect} query fails: {exc.message}")
+            return rec
         rec.update(status="failed", why=exc.message)
         return rec
     rec["base_rows"] = len(base.rows)
@@ -202,7 +218,7 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
     if volatile:
         rec["recorded_output"] = "not compared: the query uses a volatile function (now(), random(), ...)"
     elif q.step_ref is not None:
-        ok, why = output_matches(q.step_ref, base, config.display)
+        ok, why = output_matches_across(q.step_ref, base, config.display, dialect)
         rec["recorded_output"] = why
         if not ok:
             rec.update(status="fabricated", why=why)

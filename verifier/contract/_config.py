@@ -7,6 +7,7 @@ their own from ``db_path``.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 
@@ -66,6 +67,10 @@ class VerifyConfig(BaseModel):
         display: the environment's display limits.
         check_reasoning: apply the deterministic key-term check on Noise.
         judge: LLM judge settings; ``None`` (default) means off.
+        dataset_now: the time "now" means in SQLite/PostgreSQL evidence (``'now'``,
+            ``CURRENT_TIMESTAMP``, ``now()``...), in the database's clock, as EHRSQL fixes
+            it per dataset; ``Task.dataset_now`` overrides it. ``None``: such queries are
+            volatile (their recorded output is not compared).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -75,6 +80,7 @@ class VerifyConfig(BaseModel):
     display: DisplayConfig = Field(default_factory=DisplayConfig)
     check_reasoning: bool = True
     judge: JudgeConfig | None = None
+    dataset_now: dt.datetime | None = None
 
     def resolved_db_path(self) -> Path | None:
         """``db_path`` or ``$EHR_VERIFIER_DB``, as a Path; ``None`` if neither."""

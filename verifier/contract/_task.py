@@ -6,6 +6,7 @@ ARCHITECTURE.md section 3. The agent sees ``question`` only (and the schema); th
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -149,6 +150,8 @@ class Task(BaseModel):
         split: ``train`` or ``test``.
         track: ``in_domain`` or ``structure_disjoint``.
         reference: the hidden reference.
+        dataset_now: optional time "now" means for this task's SQLite/PostgreSQL evidence
+            (overrides ``VerifyConfig.dataset_now``).
 
     Raises:
         pydantic.ValidationError: on construction from bad input, naming the
@@ -168,6 +171,7 @@ class Task(BaseModel):
     split: Literal["train", "test"] = "test"
     track: Literal["in_domain", "structure_disjoint"] = "in_domain"
     reference: Reference
+    dataset_now: dt.datetime | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "Task":

@@ -1,7 +1,9 @@
 """SQL that an untrusted policy wrote: checked, executed under limits, cached and rendered.
 
 Owns the read-only allowlist (sqlglot), read-only DuckDB connections with time limits and row caps,
-the cache of normalised evidence queries, and the rendering of results as the agent sees them.
+the cache of normalised evidence queries, the rendering of results as the agent sees them, and
+SQLite/PostgreSQL evidence carried over to DuckDB with its dialect's semantics (``to_duckdb``,
+rules as data in ``_dialects``).
 Imports only ``verifier.contract``.
 """
 
@@ -20,6 +22,8 @@ from ._execute import (
     thread_connection,
 )
 from ._render import format_cell, render_result, visible_rows
+from ._sqlite_time import DialectUnsupported
+from ._translate import schema_of, to_duckdb
 from ._safety import (
     MAX_QUERY_CHARS,
     check_read_only,
@@ -29,6 +33,7 @@ from ._safety import (
 )
 
 __all__ = [
+    "DialectUnsupported", "schema_of", "to_duckdb",
     "MAX_QUERY_CHARS", "QueryCache", "QueryFailed", "QueryResult", "QueryTimeout", "RESOURCE_CONFIG",
     "abandon_thread", "check_read_only", "execute_checked", "format_cell", "normalize_sql", "open_readonly",
     "parse_checked", "release_thread", "render_result", "resolved_path", "run_query", "thread_connection",
