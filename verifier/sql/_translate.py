@@ -230,7 +230,7 @@ def _sqlite_text_time(tree: exp.Expression, sql: str, schema: Schema, now: dt.da
         pattern = like.expression
         if isinstance(pattern, exp.Literal) and not pattern.this.isascii():
             raise _fail(sql, "sqlite", "LIKE with a non-ASCII pattern (SQLite folds ASCII case only)")
-        like.replace(exp.ILike(this=like.this, expression=like.expression))
+        like.replace(exp.ILike(**like.args))  # keeps NOT (``negate``) and ESCAPE
     for cast in list(tree.find_all(exp.Cast)):
         to = cast.to
         if to.this in (exp.DataType.Type.DECIMAL, exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE):
@@ -282,7 +282,7 @@ def _sqlite_typed(tree: exp.Expression, sql: str, schema: Schema) -> exp.Express
             if kind:
                 op.set(key, _cast(side, "BIGINT" if kind == "int" else "DOUBLE"))
                 op.args[key].meta[NUMERIC] = kind
-            elif isinstance(side, _PREDICATES):
+            elif isinstance(side.unnest(), _PREDICATES):
                 op.set(key, _cast(side, "BIGINT"))
                 op.args[key].meta[NUMERIC] = "int"
             elif (t := _type(side)) is not None and t.this in _TEXT:
@@ -306,7 +306,7 @@ def _sqlite_typed(tree: exp.Expression, sql: str, schema: Schema) -> exp.Express
             b2 = b if ib else _cast(exp.func("trunc", b), "BIGINT")
             op.replace(exp.Paren(this=exp.Mod(this=a2, expression=_nullif0(b2))))
     for agg in list(tree.find_all(exp.Sum, exp.Avg, exp.Min, exp.Max)):
-        if isinstance(agg.this, _PREDICATES):
+        if agg.this is not None and isinstance(agg.this.unnest(), _PREDICATES):
             agg.set("this", _cast(agg.this, "BIGINT"))
     # CAST(real AS INTEGER) truncates toward zero in SQLite (DuckDB rounds)
     for cast in list(tree.find_all(exp.Cast)):
