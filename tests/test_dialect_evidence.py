@@ -176,6 +176,8 @@ SQLITE_IDIOMS: list[tuple[str, str, str, bool]] = [
     ("integer modulo", "SELECT {v} % 7 AS r FROM {T} WHERE {W}", "SELECT {v} % 7 AS r FROM {T} WHERE {Wd}", False),
     ("LIMIT offset, count", "SELECT {t} FROM {T} WHERE {W} ORDER BY {t} LIMIT 0, 2",
      "SELECT strftime({t}, '%Y-%m-%d %H:%M:%S') AS {t} FROM {T} WHERE {Wd} ORDER BY {t} NULLS FIRST LIMIT 2", False),
+    ("bare column beside max()", "SELECT {t}, MAX({v}) AS top FROM {T} WHERE {W}",
+     "SELECT strftime(arg_max({t}, {v}), '%Y-%m-%d %H:%M:%S') AS {t}, MAX({v}) AS top FROM {T} WHERE {Wd}", False),
     ("CAST strftime AS INTEGER", "SELECT CAST(strftime('%m', {t}) AS INTEGER) AS month FROM {T} WHERE {W}",
      "SELECT month({t}) AS month FROM {T} WHERE {Wd}", False),
 ]
@@ -305,9 +307,9 @@ def test_what_cannot_be_carried_over_is_dialect_unsupported_never_failed_or_fabr
 
 def test_a_translation_duckdb_cannot_run_is_dialect_unsupported(synth_db: Path, noise_tasks) -> None:
     task = noise_tasks["transfer_first_into_unit"]
-    # SQLite accepts a bare column beside an aggregate; DuckDB does not
-    sql = "SELECT care_unit, max(in_time) FROM transfers"
-    v = verify(_episode(task, sql, ["care_unit", "max(in_time)"], [("x", "y")], "sqlite", False), task,
+    # SQLite accepts a bare column beside count() (its value comes from an arbitrary row); DuckDB does not
+    sql = "SELECT care_unit, count(*) FROM transfers"
+    v = verify(_episode(task, sql, ["care_unit", "count(*)"], [("x", 3)], "sqlite", False), task,
                VerifyConfig(db_path=str(synth_db), dataset_now=NOW))
     assert v.reasons == [ReasonCode.EVIDENCE_DIALECT_UNSUPPORTED]
 

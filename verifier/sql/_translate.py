@@ -19,7 +19,8 @@ Functions", "Core Functions", "Aggregate Functions"):
       ``round`` rounds the decimal value half away from zero and returns a real, ``total``
       is a real sum that is 0.0 on no rows, ``LIKE`` ignores ASCII case, ``NUMERIC``/
       ``REAL`` casts are 8-byte reals;
-    * NULLs sort first ascending (sqlglot's ``NULLS FIRST``).
+    * NULLs sort first ascending (sqlglot's ``NULLS FIRST``);
+    * bare columns beside a single ``min()``/``max()`` come from that row (``arg_min``/``arg_max``).
 PostgreSQL (PostgreSQL docs, 9.3 "Mathematical Functions and Operators", 8.1 "Numeric Types",
 9.9.5 "Current Date/Time"):
     * integer ``/`` integer truncates; a bare ``numeric`` is exact (``DECIMAL(38, 10)`` here,
@@ -317,10 +318,36 @@ def _sqlite_typed(tree: exp.Expression, sql: str, schema: Schema) -> exp.Express
     return tree
 
 
+def _own(node: exp.Expression, select: exp.Select) -> bool:
+    """True when ``node`` belongs to ``select`` itself (not to a nested query)."""
+    return node.find_ancestor(exp.Select) is select
+
+
+def _sqlite_bare_columns(tree: exp.Expression) -> exp.Expression:
+    """SQLite's bare columns beside a single ``min()``/``max()`` take their values from the row
+    holding that minimum or maximum (SQLite docs, "The SELECT statement", 2.5 "Bare columns in an
+    aggregate query"): ``arg_min``/``arg_max`` in DuckDB. Other bare columns are left (DuckDB
+    refuses them; the query is then unsupported)."""
+    for select in list(tree.find_all(exp.Select)):
+        aggs = [a for a in select.find_all(exp.AggFunc) if _own(a, select)]
+        extremes = [a for a in aggs if isinstance(a, (exp.Max, exp.Min)) and not a.expressions]
+        if len(extremes) != 1:
+            continue
+        ext = extremes[0]
+        keys = {g.sql() for g in (select.args.get("group").expressions if select.args.get("group") else [])}
+        func = "arg_max" if isinstance(ext, exp.Max) else "arg_min"
+        for proj in select.expressions:
+            for col in list(proj.find_all(exp.Column)):
+                if _own(col, select) and not col.find_ancestor(exp.AggFunc) and col.sql() not in keys:
+                    col.replace(exp.func(func, col.copy(), ext.this.copy()))
+    return tree
+
+
 def _sqlite(tree: exp.Expression, sql: str, schema: Schema, now: dt.datetime | None) -> exp.Expression:
     tree = _sqlite_text_time(tree, sql, schema, now)
     tree = _qualified(tree, schema, sql, "sqlite")
-    return _sqlite_typed(tree, sql, schema)
+    tree = _sqlite_typed(tree, sql, schema)
+    return _sqlite_bare_columns(tree)
 
 
 # ---------------------------------------------------------------- postgres
