@@ -390,3 +390,16 @@ def test_postgres_booleans_and_utc_timestamps_compare_type_aware(synth_db: Path)
     assert output_matches_across(lite, result, None, "sqlite")[0]
     assert not output_matches_across(lite.model_copy(update={"output": "found | at | v\n0 | 2150-01-02 03:04:05 | 6.9\n(1 row)"}),
                                      result, None, "sqlite")[0]
+
+
+@pytest.mark.parametrize("pg,value", [
+    ("SELECT EXTRACT(YEAR FROM TIMESTAMP '2153-01-01') / 10", 215.3),  # EXTRACT is numeric in PostgreSQL
+    ("SELECT date_part('year', TIMESTAMP '2153-01-01') / 10", 215.3),
+    ("SELECT sum(x::bigint) / 2 FROM (VALUES (3)) v(x)", 1.5),  # sum(bigint) is numeric
+    ("SELECT sum(x::int) / 2 FROM (VALUES (3)) v(x)", 1),  # sum(integer) is bigint: integer division
+    ("SELECT 7 / 2, -7 / 2, 7.0 / 2", (3, -3, 3.5)),
+])
+def test_postgres_result_types_decide_integer_division(pg: str, value: Any, synth_db: Path) -> None:
+    row = _run(synth_db, to_duckdb(pg, "postgres", schema=schema_of(synth_db))).rows[0]
+    got = row if isinstance(value, tuple) else row[0]
+    assert (tuple(float(v) for v in got) == tuple(float(v) for v in value)) if isinstance(value, tuple) else float(got) == value

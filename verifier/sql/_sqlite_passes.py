@@ -124,6 +124,8 @@ def _sqlite_typed(tree: exp.Expression, sql: str, schema: Schema) -> exp.Express
             elif ia is None and ib is None or (ia is None and ib) or (ib is None and ia):
                 raise fail(sql, "sqlite", f"the operand types of {op.sql('sqlite')} cannot be inferred "
                                            "(SQLite divides integers with truncation, reals exactly)")
+            else:
+                op.set("typed", False)  # a real division: sqlglot must not truncate it
         elif isinstance(op, exp.Mod):
             ia, ib = is_int(a), is_int(b)
             if ia is None or ib is None:

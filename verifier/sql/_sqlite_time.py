@@ -108,6 +108,12 @@ def _number(text: str) -> float:
     return float(text)
 
 
+def _let(t: str, body: str) -> exp.Expression:
+    """``body`` (DuckDB SQL naming the time value ``_v``) with ``_v`` bound once to ``t``: a one-element
+    ``list_transform`` lambda, so chained modifiers grow the query linearly, not exponentially."""
+    return _duck(f"list_transform([{t}], lambda _v: {body})[1]")
+
+
 def apply_modifier(ts: exp.Expression, modifier: str, source: str) -> exp.Expression:
     """``ts`` after one SQLite modifier (``start of year``, ``-1 year``, ``+3 days``, ``weekday 0``,
     ``+01:30``). Raises ``DialectUnsupported`` for modifiers not carried over."""
@@ -131,8 +137,8 @@ def apply_modifier(ts: exp.Expression, modifier: str, source: str) -> exp.Expres
                 raise DialectUnsupported(source, "sqlite", f"fractional month/year modifier {modifier!r}")
             months = int(value) * (12 if duck_unit == "YEAR" else 1)
             # SQLite adds to the month field and lets the day overflow (2001-01-31 +1 month = 2001-03-03)
-            return _duck(f"(date_trunc('month', {t}) + INTERVAL ({months}) MONTH + (day({t}) - 1) * INTERVAL 1 DAY"
-                         f" + ({t} - date_trunc('day', {t})))")
+            return _let(t, f"date_trunc('month', _v) + INTERVAL ({months}) MONTH + (day(_v) - 1) * INTERVAL 1 DAY"
+                           " + (_v - date_trunc('day', _v))")
         if value == int(value):
             return _duck(f"({t} + INTERVAL ({int(value)}) {duck_unit})")
         seconds = {"DAY": 86400, "HOUR": 3600, "MINUTE": 60, "SECOND": 1}[duck_unit]
@@ -142,7 +148,7 @@ def apply_modifier(ts: exp.Expression, modifier: str, source: str) -> exp.Expres
         n = int(m.group(1))
         if n > 6:
             raise DialectUnsupported(source, "sqlite", f"modifier {modifier!r}")
-        return _duck(f"({t} + ((({n} - dayofweek({t})) + 7) % 7) * INTERVAL 1 DAY)")
+        return _let(t, f"_v + ((({n} - dayofweek(_v)) + 7) % 7) * INTERVAL 1 DAY")
     m = _MOD_HMS.fullmatch(low)
     if m:
         sign, hh, mm, ss = m.groups()

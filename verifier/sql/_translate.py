@@ -115,6 +115,21 @@ def schema_of(db: str | Path) -> dict[str, dict[str, str]]:
 
 
 # ---------------------------------------------------------------- postgres
+def _pg_is_int(node: exp.Expression) -> bool | None:
+    """``is_int`` with PostgreSQL's result types where they differ from DuckDB's (PostgreSQL docs
+    9.9.1: ``EXTRACT`` returns numeric, ``date_part`` double precision; 9.21: ``sum`` of bigint
+    is numeric, of smallint/integer bigint)."""
+    inner = node.unnest()
+    if isinstance(inner, exp.Extract) or (isinstance(inner, exp.Anonymous) and str(inner.this).lower() == "date_part"):
+        return False
+    if isinstance(inner, exp.Sum):
+        arg = inner.this.type if inner.this is not None else None
+        if arg is None or arg.this == exp.DataType.Type.UNKNOWN:
+            return None
+        return arg.this in (exp.DataType.Type.INT, exp.DataType.Type.SMALLINT, exp.DataType.Type.TINYINT)
+    return is_int(node)
+
+
 def _postgres(tree: exp.Expression, sql: str, schema: Schema, now: dt.datetime | None) -> exp.Expression:
     refuse_functions(tree, POSTGRES_UNSUPPORTED_FUNCTIONS, sql, "postgres")
     if now is not None:
@@ -128,12 +143,14 @@ def _postgres(tree: exp.Expression, sql: str, schema: Schema, now: dt.datetime |
             dtype.replace(exp.DataType.build("DECIMAL(38, 10)"))  # PostgreSQL's bare numeric is exact
     tree = qualified(tree, schema, sql, "postgres")
     for op in post_order(tree, exp.Div):
-        ia, ib = is_int(op.this), is_int(op.expression)
+        ia, ib = _pg_is_int(op.this), _pg_is_int(op.expression)
         if ia and ib:
             op.replace(exp.Paren(this=exp.IntDiv(this=op.this, expression=op.expression)))
         elif (ia is None and ib is not False) or (ib is None and ia is not False):
             raise fail(sql, "postgres", f"the operand types of {op.sql('postgres')} cannot be inferred "
                                          "(PostgreSQL divides integers with truncation)")
+        else:
+            op.set("typed", False)  # numeric or real division: sqlglot must not truncate it
     return tree
 
 
