@@ -343,3 +343,32 @@ def test_framework_adapters_read_the_other_formats(name: str, episodes, synth_db
     got = to_trajectory(FORMATS[name][0](traj), task_id=task.task_id, trajectory_id="x")
     assert len(got.steps) == len(traj.steps)
     assert verify(got, task, VerifyConfig(db_path=str(synth_db))).success
+
+
+def test_vendor_response_objects_are_read_whole(episodes, synth_db: Path) -> None:
+    """A Responses API ``Response`` (its ``output``), a ``ChatCompletion`` (its first choice) and an Agents
+    SDK ``RunResult``-shaped object (``new_items`` + ``final_output``) are logs too."""
+    from openai.types.chat import ChatCompletion
+    from openai.types.responses import Response
+
+    task, traj = _noise(episodes)
+    items = responses_openai_types(traj)
+    resp = Response(id="resp_1", created_at=0, model="m", object="response", output=[i for i in items if not isinstance(i, dict)],
+                    parallel_tool_calls=True, tool_choice="auto", tools=[])
+    got = read_log(resp, task_id=task.task_id)
+    assert detect_format(resp) == "responses" and [s.code for s in got.steps] == [s.code for s in traj.steps]
+    assert got.final_response == traj.final_response
+    step = traj.steps[0]
+    completion = ChatCompletion(id="c", created=0, model="m", object="chat.completion", choices=[{
+        "index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "run_sql", "arguments": _args(step)}}]}}])
+    got = read_log([{"role": "user", "content": "Q"}, completion, {"role": "tool", "tool_call_id": "call_1", "content": step.output},
+                    {"role": "assistant", "content": traj.final_response}], task_id=task.task_id)
+    assert verify(got, task, VerifyConfig(db_path=str(synth_db))).success
+
+    class RunResult:  # the attributes of agents.RunResult that read_log uses
+        new_items = agents_dicts(traj)[:-1]
+        final_output = traj.final_response
+
+    got = read_log(RunResult(), task_id=task.task_id)
+    assert detect_format(RunResult()) == "agents" and verify(got, task, VerifyConfig(db_path=str(synth_db))).success
