@@ -266,7 +266,11 @@ def test_fabricated_output_is_still_fabricated_through_every_format(episodes, sy
     lie = traj.model_copy(update={"steps": [traj.steps[0].model_copy(update={"output": "n\n---\n41"})]})
     cfg = VerifyConfig(db_path=str(synth_db))
     for name, (write, _fmt) in FORMATS.items():
-        got = read_log(write(lie), task_id=task.task_id)
+        try:
+            log = write(lie)
+        except pytest.skip.Exception:  # the vendor's package is not installed here
+            continue
+        got = read_log(log, task_id=task.task_id)
         assert ReasonCode.EVIDENCE_FABRICATED in verify(got, task, cfg).reasons, name
 
 
