@@ -205,6 +205,39 @@ def make_tasks_cmd(
     console.print(f"wrote {n} tasks ({report.pairs} pairs) to {out}")
 
 
+@app.command("review-sample")
+def review_sample_cmd(
+    tasks: Path = typer.Option(..., "--tasks", help="Tasks JSONL (make-tasks output)."),
+    n: int = typer.Option(100, "--n", help="Number of pairs to sample, stratified by program."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for the review sheets, index and judgement template."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
+    judgements: Optional[Path] = typer.Option(None, "--judgements", help="Reviewers' verdicts (JSONL) to read back instead of sampling."),
+) -> None:
+    """Write N stratified Clean-Noise pairs as blind-review sheets, or (--judgements) print validity by program, noise level and scope."""
+    from rich.table import Table
+
+    from .construction.review import read_judgements, validity_table, write_review_sheets
+    from .contract import InputError, load_tasks
+
+    with _cli_errors():
+        loaded = list(load_tasks(tasks).values())
+        if judgements is None:
+            if out is None:
+                raise InputError("--out", None, "give --out DIR to write review sheets (or --judgements FILE to read verdicts)")
+            sample = write_review_sheets(loaded, n, out, seed=seed)
+            console.print(f"wrote {len(sample)} review sheets from {len({p.clean.program for p in sample})} programs to {out}/sheets "
+                          f"(index.jsonl, judgements.template.jsonl beside them)")
+            return
+        table = validity_table(loaded, read_judgements(judgements))
+    for dim in ("program", "noise_type", "scope", "all"):
+        t = Table(title=f"Validity by {dim.replace('_', ' ')}")
+        for col in (dim.replace("_", " "), "pairs", "reviews", "reviews valid", "pairs valid", "pair validity"):
+            t.add_column(col, justify="left" if col == dim.replace("_", " ") else "right")
+        for key, g in table[dim].items():
+            t.add_row(key, str(g["pairs"]), str(g["reviews"]), str(g["reviews_valid"]), str(g["pairs_valid"]), f"{g['pair_validity']:.1%}")
+        console.print(t)
+
+
 def _judge_config(judge: bool, url: Optional[str], model: Optional[str]):  # noqa: ANN202 - JudgeConfig | None
     from .contract import InputError, JudgeConfig
 

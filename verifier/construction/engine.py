@@ -19,7 +19,10 @@ A candidate failing a check is counted under the check's reason and dropped:
 empty text, which the verifier's gap check cannot tell from a missing value),
 ``witness_does_not_load``, ``witness_not_sufficient``,
 ``witness_not_minimal``, ``twin_question_identical``, ``answer_not_typed``,
-``units_sql_failed``; a program whose candidate SQL fails on the database
+``units_sql_failed``, ``relaxation_<kind>`` (the robustness audit, ``audit.py``:
+the twin is answerable, or the Clean answer differs with no sentence to make
+the question explicit, under a relaxation a reasonable reader might apply);
+a program whose candidate SQL fails on the database
 (e.g. a table the synthetic hospital lacks) counts ``candidates_sql_failed``.
 Source: issue 5 point 3, ARCHITECTURE.md section 4 point 4.
 """
@@ -46,6 +49,7 @@ from ..contract import (
     UnmetRequirement,
     WitnessTable,
 )
+from .audit import Auditor, explicit_question
 from .overlay import Overlay
 from .spec import ProgramSpec
 from .sqltext import render
@@ -173,6 +177,8 @@ class ProgramRunner:
     def __init__(self, spec: ProgramSpec, ov: Overlay, rng: random.Random, accept_patients: Callable[[frozenset[int]], str | None]) -> None:
         self.spec, self.ov, self.rng, self.accept_patients = spec, ov, rng, accept_patients
         self.rejections: Counter[str] = Counter()
+        self.audit_counts: Counter[str] = Counter()
+        self.auditor = Auditor(spec, ov)
         self.attempts = 0
         self.skipped_for_split = 0
 
@@ -229,6 +235,16 @@ class ProgramRunner:
             pairs.append(pair)
         return pairs
 
+    def verify_candidate(self, row: dict[str, Any]) -> Pair:
+        """Verify one candidate row (columns of the program's ``candidates`` SQL),
+        ignoring quotas and splits (tests, review tools).
+
+        Raises:
+            Rejected: a check failed; ``reason`` names it (see the module docstring).
+        """
+        clean_ctx, twin_ctx = _split_contexts(row)
+        return self._verify(clean_ctx, twin_ctx)
+
     def _verify(self, clean_ctx: dict[str, Any], twin_ctx: dict[str, Any]) -> Pair:
         spec = self.spec
         clean_params = {p: jsonable(clean_ctx.get(p)) for p in spec.params}
@@ -274,10 +290,14 @@ class ProgramRunner:
         # drop each row in turn and require the gap to come back.
         if not (overlay_units == MIN_UNITS and n_rows == MIN_UNITS - (twin_units or 0)):
             self._check_minimal(witness, twin_sql)
+        audit = self.auditor.run(clean_ctx, twin_ctx, clean_sql, twin_sql, answer)
+        self.audit_counts.update(audit.counts)
+        if audit.reject:
+            raise Rejected(audit.reject)
         questions = spec.questions
         phr = self.rng.randrange(len(questions))
-        q_clean = render(questions[phr], clean_ctx, sql=False, where=spec.source)
-        q_twin = render(questions[phr], twin_ctx, sql=False, where=spec.source)
+        q_clean = explicit_question(render(questions[phr], clean_ctx, sql=False, where=spec.source), audit.explicit_clean)
+        q_twin = explicit_question(render(questions[phr], twin_ctx, sql=False, where=spec.source), audit.explicit_twin)
         if q_clean == q_twin:
             raise Rejected("twin_question_identical")
         pair_id = spec.name + "-" + hashlib.sha1(json.dumps(clean_params, sort_keys=True, default=str).encode()).hexdigest()[:10]
@@ -292,13 +312,14 @@ class ProgramRunner:
         common = dict(pair_id=pair_id, scope=spec.scope, intent=spec.intent, program=spec.name)
         clean = Task(
             task_id=pair_id + "-clean", question=q_clean, condition="clean", params=clean_params,
-            reference=Reference(sql=clean_sql, answer=answer, answer_policy=_policy(spec, clean_ctx, answer), eligible_units=clean_units),
+            reference=Reference(sql=clean_sql, answer=answer, answer_policy=_policy(spec, clean_ctx, answer), eligible_units=clean_units,
+                                audit=audit.entries),
             **common,
         )
         noise = Task(
             task_id=pair_id + "-noise", question=q_twin, condition="noise", noise_type=spec.noise, params=twin_params,
             reference=Reference(sql=twin_sql, answer=None, answer_policy=_policy(spec, twin_ctx, overlay_answer), eligible_units=twin_units,
-                                unmet_requirement=unmet, witness=witness),
+                                unmet_requirement=unmet, witness=witness, audit=audit.twin_entries),
             **common,
         )
         return Pair(spec, clean, noise, patients)

@@ -101,6 +101,7 @@ def make_tasks(
                 report.candidates += runner.attempts
                 report.skipped_for_split += runner.skipped_for_split
                 merge_counts(report.rejections, runner.rejections)
+                merge_counts(report.audit, runner.audit_counts)
                 if runner.rejections:
                     report.rejections_by_program[spec.name] = dict(sorted(runner.rejections.items()))
                 bar.update(job, advance=1, description=f"{spec.name}: {len(got)} pairs")
@@ -117,6 +118,7 @@ def make_tasks(
     tasks.sort(key=lambda t: (t.split, t.program, t.pair_id, t.condition))
     report.fill_counts(tasks)
     report.rejections = dict(sorted(report.rejections.items()))
+    report.audit = dict(sorted(report.audit.items()))
     t2 = time.perf_counter()
     report.seconds = {"generate": round(t1 - t0, 2), "split": round(t2 - t1, 2), "total": round(t2 - t0, 2)}
     return tasks, report

@@ -43,6 +43,7 @@ class Overlay:
             raise SourceDataError(path, f"cannot attach as DuckDB database: {exc}") from exc
         self.con.execute("CREATE SCHEMA wit")
         self._cols: dict[str, list[str]] = {}
+        self._distinct: dict[tuple[str, str], list[str]] = {}
         self.tables: list[str] = [
             r[0]
             for r in self.con.execute(
@@ -78,6 +79,19 @@ class Overlay:
         if table not in self._cols:
             self._cols[table] = [r[0] for r in self.con.execute(f'DESCRIBE base."{table}"').fetchall()]
         return self._cols[table]
+
+    def distinct(self, table: str, column: str) -> list[str]:
+        """The distinct non-NULL text values of base ``table.column``, sorted (read
+        once per connection; the relaxation audit's name variants).
+
+        Raises:
+            duckdb.Error: unknown table or column.
+        """
+        cache = self._distinct
+        if (table, column) not in cache:
+            rows = self.con.execute(f'SELECT DISTINCT CAST("{column}" AS VARCHAR) FROM base."{table}" WHERE "{column}" IS NOT NULL ORDER BY 1').fetchall()
+            cache[(table, column)] = [r[0] for r in rows]
+        return cache[(table, column)]
 
     def base_row(self, table: str, where: str, params: Sequence[Any]) -> dict[str, Any] | None:
         """The first base row of ``table`` matching ``where`` (``?`` placeholders

@@ -30,6 +30,10 @@ class ConstructionReport(BaseModel):
         skipped_for_split: candidates not tried because their patients belong
             to the other split (held-out programs take test patients only, and a
             pair's patients must share a split).
+        audit: the robustness audit's outcomes, ``"<relaxation kind>|<outcome>" -> count``
+            (outcomes: ``same``, ``explicit``, ``not_applicable`` on kept-so-far
+            candidates; ``twin_answerable``, ``clean_differs``, ``sql_failed`` on
+            rejected ones, also counted as ``relaxation_<kind>`` rejections).
         rewrites: outcome counts of the optional LLM rewriting pass.
         seconds: wall time per phase (``generate``, ``split``, ``total``).
     """
@@ -47,6 +51,7 @@ class ConstructionReport(BaseModel):
     rejections_by_program: dict[str, dict[str, int]] = Field(default_factory=dict)
     dropped_for_balance: int = 0
     skipped_for_split: int = 0
+    audit: dict[str, int] = Field(default_factory=dict)
     rewrites: dict[str, int] = Field(default_factory=dict)
     seconds: dict[str, float] = Field(default_factory=dict)
 
@@ -62,7 +67,7 @@ class ConstructionReport(BaseModel):
 
 def print_summary(report: ConstructionReport, console: Console) -> None:
     """Print the summary tables: pairs by intent x scope x noise type, by split
-    and track, and rejections by reason."""
+    and track, rejections by reason, and the robustness audit by relaxation."""
     cells: dict[tuple[str, str], dict[str, int]] = {}
     for key, n in report.by_cell.items():
         intent, scope, noise = key.split("|")
@@ -91,6 +96,17 @@ def print_summary(report: ConstructionReport, console: Console) -> None:
     for reason, n in sorted(report.rejections.items(), key=lambda kv: (-kv[1], kv[0])):
         r.add_row(reason, str(n))
     console.print(r)
+    if report.audit:
+        kinds = sorted({k.split("|")[0] for k in report.audit})
+        outcomes = ("twin_answerable", "clean_differs", "sql_failed", "explicit", "same", "not_applicable")
+        a = Table(title="Robustness audit by relaxation (candidates)", min_width=60,
+                  caption="twin answerable / clean differs / SQL failed: rejected; explicit: question states the reading")
+        a.add_column("relaxation")
+        for o in outcomes:
+            a.add_column(o.replace("_", " "), justify="right")
+        for k in kinds:
+            a.add_row(k, *(str(report.audit.get(f"{k}|{o}", 0)) for o in outcomes))
+        console.print(a)
     secs = ", ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
     console.print(f"time: {secs}")
 

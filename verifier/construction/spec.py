@@ -20,7 +20,9 @@ clinical intent) declares:
   UnmetRequirement of the twin (templates over the twin's context);
 - ``[[program.witness]]``: ``table``, ``mode`` (insert|replace), ``key``, ``sql``
   (a query on the base returning the full witness rows, e.g.
-  ``SELECT * REPLACE (...) FROM lab_events WHERE ... LIMIT 1``).
+  ``SELECT * REPLACE (...) FROM lab_events WHERE ... LIMIT 1``);
+- ``[[program.relax]]``: the relaxations a reasonable reader might apply, run by
+  the robustness audit (``relax.py``, ``audit.py``; issue 12 point 1).
 
 Source of the rules: ARCHITECTURE.md sections 3-5 and issue 5.
 """
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from ..contract import AnswerPolicy, Intent, NoiseType, RulesError, Scope
+from .relax import RelaxSpec, parse_relax
 
 PROGRAM_DIR = Path(__file__).resolve().parent / "programs"
 ANSWER_KINDS = ("quantity", "number", "count", "datetime", "text", "boolean", "list", "records")
@@ -75,6 +78,7 @@ class ProgramSpec:
     max_pairs: int = 30
     source: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
+    relax: tuple[RelaxSpec, ...] = field(default_factory=tuple)
 
 
 def _need(entry: dict[str, Any], key: str, where: str) -> Any:
@@ -136,6 +140,7 @@ def parse_program(entry: dict[str, Any], where: str) -> ProgramSpec:
         columns=tuple(entry.get("columns", ())), scope_keys=tuple(entry.get("scope_keys", params)),
         witness=tuple(witness), units=entry.get("units"), max_pairs=int(entry.get("max_pairs", 30)),
         source=where, tags=tuple(entry.get("tags", ())),
+        relax=tuple(parse_relax(r, where, params) for r in entry.get("relax", ())),
     )
 
 

@@ -39,6 +39,7 @@ from ._reasons import ReasonCode
 from ._rules import load_toml, rules_dir, rules_path
 from ._task import (
     AnswerPolicy,
+    AuditEntry,
     Intent,
     NoiseType,
     Reference,
@@ -52,7 +53,7 @@ from ._verdict import Verdict
 from ._version import __version__
 
 __all__ = [
-    "Answer", "AnswerPolicy", "BooleanAnswer", "CountAnswer", "DatetimeAnswer", "Dialect", "DisplayConfig",
+    "Answer", "AnswerPolicy", "AuditEntry", "BooleanAnswer", "CountAnswer", "DatetimeAnswer", "Dialect", "DisplayConfig",
     "InputError", "Intent", "JudgeConfig", "ListAnswer", "NoiseType", "NumberAnswer", "QuantityAnswer",
     "ReasonCode", "RecordsAnswer", "Reference", "RulesError", "SandboxUnavailable", "Scope", "SourceDataError", "Step", "Task",
     "TextAnswer", "Trajectory", "UnitError", "UnmetRequirement", "UnsafeQueryError", "Verdict",

@@ -111,6 +111,31 @@ class WitnessTable(BaseModel):
         return self
 
 
+class AuditEntry(BaseModel):
+    """One relaxation of the construction's robustness audit (issue 12 point 1).
+
+    Attributes:
+        kind: the relaxation a reasonable reader might apply: ``name`` (case,
+            prefix/suffix spellings and ``rules/synonyms.toml``), ``status``
+            (event statuses meaning the same, ``rules/relaxations.toml``),
+            ``source`` (another table recording the same fact), ``unlinked``
+            (events without the admission link inside its time window),
+            ``window`` (the other window definition), ``comment`` (values
+            recorded only as comments).
+        outcome: ``same`` (the reference gives the same answer, or the twin
+            stays a gap, under the relaxation), ``explicit`` (the answer differs
+            and the question now states the reading the reference computes),
+            ``not_applicable`` (nothing in the database for the relaxation to add).
+        detail: what the relaxation read differently (e.g. the name variants),
+            for reviewers.
+    """
+
+    model_config = _STRICT
+    kind: str
+    outcome: Literal["same", "explicit", "not_applicable"]
+    detail: str = ""
+
+
 class Reference(BaseModel):
     """What the agent never sees: the verified reference for a task.
 
@@ -122,6 +147,8 @@ class Reference(BaseModel):
             admissions) satisfy the question's eligibility (five-unit rule).
         unmet_requirement: Noise tasks only.
         witness: Noise tasks only: rows that would make the twin answerable.
+        audit: the construction's robustness audit, one entry per relaxation
+            the program declares (empty for hand-written tasks).
     """
 
     model_config = _STRICT
@@ -131,6 +158,7 @@ class Reference(BaseModel):
     eligible_units: int | None = Field(default=None, ge=0)
     unmet_requirement: UnmetRequirement | None = None
     witness: list[WitnessTable] = Field(default_factory=list)
+    audit: list[AuditEntry] = Field(default_factory=list)
 
 
 class Task(BaseModel):
