@@ -32,7 +32,12 @@ def demo_tasks(demo_db: Path, tmp_path_factory: pytest.TempPathFactory):
 
 def test_programs_are_data_and_cover_every_cell():
     progs = load_programs()
-    assert len(progs) >= 30
+    assert len(progs) >= 55  # issue 12 point 3
+    per_intent = Counter(p.intent for p in progs)
+    assert all(per_intent[i] >= 8 for i in INTENTS), per_intent
+    assert all(len({p.noise for p in progs if p.intent == i}) == 3 for i in INTENTS)
+    linked = [p.name for p in progs if p.noise == "query" and {"temporal", "encounter"} & set(p.tags)]
+    assert len(linked) >= 12, linked
     cells = {(p.intent, p.scope, p.noise) for p in progs}
     assert len(cells) == 36
     assert all(len(p.questions) >= 2 for p in progs)
@@ -43,8 +48,10 @@ def test_programs_are_data_and_cover_every_cell():
 def test_demo_counts_and_coverage(demo_tasks):
     tasks, report, _ = demo_tasks
     noise = [t for t in tasks if t.condition == "noise"]
-    assert len(noise) >= 600, report.by_cell
+    assert len(noise) >= 1000, report.by_cell  # issue 12
     assert report.pairs == len(noise)
+    kept = {t.program for t in noise}
+    assert len(kept) >= 55, sorted({p.name for p in load_programs()} - kept)
     cells = {(t.intent, t.scope, t.noise_type) for t in noise}
     missing = {(i, s, n) for i in INTENTS for s in ("patient", "population") for n in ("record", "value", "query")} - cells
     assert not missing

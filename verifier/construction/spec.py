@@ -21,6 +21,9 @@ clinical intent) declares:
 - ``[[program.witness]]``: ``table``, ``mode`` (insert|replace), ``key``, ``sql``
   (a query on the base returning the full witness rows, e.g.
   ``SELECT * REPLACE (...) FROM lab_events WHERE ... LIMIT 1``);
+- ``tags``: kinds of reasoning the question needs, e.g. ``temporal`` (the order of
+  events or a time window) and ``encounter`` (links between admissions, ICU stays,
+  transfers and the events inside them);
 - ``[[program.relax]]``: the relaxations a reasonable reader might apply, run by
   the robustness audit (``relax.py``, ``audit.py``; issue 12 point 1).
 
