@@ -227,6 +227,7 @@ def test_cli_make_tasks(synth_db, tmp_path):
     res = CliRunner().invoke(app, ["make-tasks", "--db", str(synth_db), "--out", str(out), "--pairs", "12", "--seed", "1"])
     assert res.exit_code == 0, res.output
     assert "Pairs kept" in res.output and "Rejected candidates" in res.output
+    assert "Robustness audit by relaxation" in res.output  # issue 12: outcomes counted per relaxation
     tasks = load_tasks(out)
     assert 0 < len(tasks) <= 24
     bad = CliRunner().invoke(app, ["make-tasks", "--db", str(tmp_path / "missing.duckdb"), "--out", str(out)])
