@@ -77,3 +77,12 @@ def demo_tasks(demo_db: Path) -> list:
 
     tasks, _report = make_tasks(demo_db, seed=0)
     return tasks
+
+
+@pytest.fixture(scope="session")
+def synth_tasks(synth_db: Path) -> list:
+    """Clean-Noise task pairs built once per session from the synthetic hospital (``make_tasks``, seed 0)."""
+    from verifier.construction import make_tasks
+
+    tasks, _report = make_tasks(synth_db, seed=0)
+    return tasks

@@ -56,7 +56,8 @@ def test_table_fingerprint_is_not_evidence(demo_db: Path, sample: list) -> None:
         v = _verdict(demo_db, task, steps, 2)
         if v.success:
             passed.append(task.task_id)
-        specific += "EVIDENCE_NOT_SPECIFIC" in [r.value for r in v.reasons]
+        # a digest of whole rows is now refused as opaque before the decoy is consulted (issue 18)
+        specific += bool({"EVIDENCE_NOT_SPECIFIC", "EVIDENCE_OPAQUE"} & {r.value for r in v.reasons})
         # the honest, scoped evidence still qualifies on the same task
         assert _verdict(demo_db, task, [_step(demo_db, 1, evidence_query(task))], 1).success, task.task_id
     # before the decoy check every sampled task passed; a few relational tasks whose

@@ -32,8 +32,12 @@ reasons they produce appear in this order:
    the same rows moved to another patient/admission/stay, or for population tasks
    to another item/code), else it is ``not_specific`` (``EVIDENCE_NOT_SPECIFIC``:
    a whole-table fingerprint or ``count(*)`` sees any inserted row).
-   A query using a volatile function (``now()``, ``random()``...) is not
-   compared with its recorded output.
+   A query using a volatile function (``now()``, ``random()``...) or a random
+   sample is not compared with its recorded output and is never evidence
+   (``nondeterministic``: ``EVIDENCE_NONDETERMINISTIC``); a query computing an
+   opaque digest of whole rows (hash, md5, bit_xor, a row serialised, an aggregate
+   compared with a constant read earlier; ``verifier.abstention._opaque``) is
+   ``opaque`` (``EVIDENCE_OPAQUE``).
    Aggregation: any fabricated query fails the verdict with
    ``EVIDENCE_FABRICATED``; otherwise one qualifying query suffices (failed or
    irrelevant attempts beside it do not count against the agent). With no
@@ -93,6 +97,7 @@ from ._evidence import (
     reflected_in_output,
     visible_canon,
 )
+from ._opaque import numbers_in, opaque_comparison, opaque_syntax, volatile
 from ._reasoning import check_reasoning
 from ._rekey import rekeyed_witness, task_named_values
 from ._small_cell import check_small_cell
@@ -115,6 +120,8 @@ STATUS_CODES: dict[str, ReasonCode] = {
     "not_sensitive": ReasonCode.EVIDENCE_NOT_SENSITIVE,
     "not_specific": ReasonCode.EVIDENCE_NOT_SPECIFIC,
     "no_gap": ReasonCode.EVIDENCE_DOES_NOT_SHOW_GAP,
+    "nondeterministic": ReasonCode.EVIDENCE_NONDETERMINISTIC,
+    "opaque": ReasonCode.EVIDENCE_OPAQUE,
     "unseen": ReasonCode.NO_EVIDENCE,
 }
 
@@ -130,14 +137,8 @@ def _cached(scope: tuple[Any, ...], sql: str, row_cap: int, run: Callable[[], Qu
     return cache.get_or_run(sql, run, scope=scope, row_cap=row_cap, normalise=False)
 
 
-#: Functions whose value changes between runs: a query using one cannot be
-#: compared with its recorded output (``SELECT now()`` is not fabricated).
-_VOLATILE = (exp.CurrentDate, exp.CurrentTime, exp.CurrentTimestamp, exp.Rand, exp.Uuid)
-_VOLATILE_NAMES = frozenset({"now", "random", "uuid", "gen_random_uuid", "get_current_time", "get_current_timestamp",
-                             "today", "current_localtime", "current_localtimestamp", "epoch_ms_now", "nextval", "currval"})
-
-
-Analysis = tuple[str, frozenset[str] | None, bool]
+#: (checked SQL, tables read or None for introspection, volatile, why the query is an opaque digest or None, tree)
+Analysis = tuple[str, frozenset[str] | None, bool, str | None, exp.Expression]
 
 #: Analyses of accepted queries, keyed by ``sqlsafe.token_key`` (bounded LRU): texts that
 #: differ only in keyword case, whitespace or comments share one sqlglot parse.
@@ -146,8 +147,8 @@ _BY_TOKENS: "query_cache.LRU[tuple[str, tuple[tuple[str, str], ...]], Analysis]"
 
 @lru_cache(maxsize=65536)
 def _analyse(sql: str, dialect: str) -> Analysis:
-    """Checked DuckDB SQL, the tables it reads (``None``: introspection) and whether
-    it is volatile; memoised per raw text, and per token stream
+    """Checked DuckDB SQL, the tables it reads (``None``: introspection), whether
+    it is volatile, why it is opaque (``_opaque``) and its tree (read-only); memoised per raw text, and per token stream
     (``sqlsafe.token_key``) for accepted queries, so cosmetic variants of one
     query (GRPO samples of a task) are parsed once. A rejected query is always
     analysed from its own text (its reason quotes it). Raises ``UnsafeQueryError``."""
@@ -166,18 +167,15 @@ def _analyse(sql: str, dialect: str) -> Analysis:
 def _analyse_text(sql: str, dialect: str, tokens: list[Any] | None = None) -> Analysis:
     safe, tree = parse_checked(sql, dialect, tokens=tokens)
     read = tables_read(tree)
-    volatile = any(
-        isinstance(f, _VOLATILE) or (isinstance(f, exp.Anonymous) and str(f.this).lower() in _VOLATILE_NAMES)
-        for f in tree.find_all(exp.Func)
-    )
-    return safe, (None if read is None else frozenset(read)), volatile
+    return safe, (None if read is None else frozenset(read)), volatile(tree), opaque_syntax(tree), tree
 
 
 def _empty_cell(v: Any) -> bool:
     return v is None or v is False or v == 0 or (isinstance(v, str) and not v.strip())
 
 
-def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: VerifyConfig) -> dict[str, Any]:
+def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: VerifyConfig,
+              earlier: set[float] | None = None) -> dict[str, Any]:
     rec: dict[str, Any] = {"step": q.step, "position": q.position, "origin": q.origin, "sql": q.sql[:2000]}
     if q.failed:
         rec.update(status="failed", why=f"the step failed when the agent ran it: {q.failed[:300]}")
@@ -185,9 +183,9 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
     step = q.step_ref
     try:
         if dialect == "duckdb":
-            safe, read, volatile = _analyse(q.sql, dialect)
+            safe, read, is_volatile, opaque, tree = _analyse(q.sql, dialect)
         else:  # SQLite / PostgreSQL evidence, carried over with its dialect's semantics (_dialect)
-            safe, read, volatile = _analyse(carried_over(q.sql, dialect, db, dataset_now(task, config)), "duckdb")
+            safe, read, is_volatile, opaque, tree = _analyse(carried_over(q.sql, dialect, db, dataset_now(task, config)), "duckdb")
             rec["duckdb_sql"] = safe[:2000]
     except DialectUnsupported as exc:
         rec.update(status="dialect_unsupported", why=exc.reason)
@@ -215,14 +213,21 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
         if not seen:
             rec.update(status="unseen", why=f"SQL recovered from the Python code: {why}")
             return rec
-    if volatile:
+    if is_volatile:
         rec["recorded_output"] = "not compared: the query uses a volatile function (now(), random(), ...)"
-    elif q.step_ref is not None:
+        rec.update(status="nondeterministic",
+                   why="a volatile function or random sample gives another result on every run: never evidence")
+        return rec
+    if q.step_ref is not None:
         ok, why = output_matches_across(q.step_ref, base, config.display, dialect)
         rec["recorded_output"] = why
         if not ok:
             rec.update(status="fabricated", why=why)
             return rec
+    opaque = opaque or opaque_comparison(tree, earlier or set(), _given_numbers(task))
+    if opaque:
+        rec.update(status="opaque", why=opaque)
+        return rec
     witness = task.reference.witness
     if not witness:
         visible = visible_canon(base, config.display)
@@ -310,6 +315,16 @@ def _on_overlay(db: Path, witness: Any, safe: str, limit: float, cap: int) -> Qu
                    lambda: execute_checked(overlay_for(db, witness).con, sql, time_limit_s=limit, row_cap=cap))
 
 
+def _earlier_numbers(trajectory: Trajectory, step: int) -> set[float]:
+    """Numbers the agent read in the outputs of the steps before ``step`` (1-based)."""
+    return numbers_in(s.output or "" for s in trajectory.steps[: max(0, step - 1)])
+
+
+def _given_numbers(task: Task) -> set[float]:
+    """Numbers the task gives the agent: its question, and the values it names."""
+    return numbers_in([task.question, *task_named_values(task)])
+
+
 def _small_cell_threshold(task: Task) -> int | None:
     n = task.reference.eligible_units
     thr = small_cell_rules().threshold
@@ -379,7 +394,8 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
         raise InputError("config.db_path", str(db), "database file not found")
 
     found = extract_evidence(trajectory, getattr(parsed, "citations", None))
-    records = [_evaluate(q, db, task, trajectory.dialect, config) for q in found.queries]
+    records = [_evaluate(q, db, task, trajectory.dialect, config, _earlier_numbers(trajectory, q.step))
+               for q in found.queries]
     reasons += _aggregate(records)
     details["evidence"] = {
         "queries": records,
