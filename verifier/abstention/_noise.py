@@ -45,7 +45,8 @@ reasons they produce appear in this order:
    above, or ``NO_EVIDENCE`` when there was no query at all.
 3. Five-unit rule (``verifier.abstention._small_cell``): ``SMALL_CELL_DISCLOSED``.
 4. Reasoning names the unmet requirement (``verifier.abstention._reasoning``,
-   when ``config.check_reasoning``): ``REASONING_MISSES_REQUIREMENT``.
+   when ``config.check_reasoning``): ``REASONING_MISSES_REQUIREMENT``; naming many
+   requirements of other programs wholesale: ``REASONING_NOT_SPECIFIC``.
 5. LLM judge (``verifier.abstention._judge``, only when ``config.judge`` is set, and only
    when every check above passed, so no request is spent on a verdict already
    decided): a rejection adds ``JUDGE_REJECTED``; a judge failure is recorded
@@ -413,10 +414,12 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
 
     req = task.reference.unmet_requirement
     if config.check_reasoning and req is not None:
-        ok, rd = check_reasoning(reasoning, req)
+        ok, rd = check_reasoning(reasoning, req, task.question)
         details["reasoning"] = rd
         if not ok:
             reasons.append(ReasonCode.REASONING_MISSES_REQUIREMENT)
+        if rd["not_specific"]:
+            reasons.append(ReasonCode.REASONING_NOT_SPECIFIC)
     else:
         details["reasoning"] = {"checked": False}
 

@@ -52,6 +52,11 @@ class ReasoningRules:
     synonyms: tuple[tuple[re.Pattern[str], str], ...]
     #: ``[reasoning.scope_references]``: kind (normalised, e.g. "admission") -> raw phrases
     scope_references: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: ``[[reasoning.equivalents]]``: (key-term pattern, accepted statements), on normalised text
+    equivalents: tuple[tuple[re.Pattern[str], tuple[re.Pattern[str], ...]], ...] = ()
+    #: ``[reasoning.specificity]``: concept -> patterns, and the count of foreign concepts that fails
+    concepts: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = ()
+    max_foreign_concepts: int = 0
 
 
 @lru_cache(maxsize=1)
@@ -75,6 +80,11 @@ def rules() -> ReasoningRules:
         stopwords=frozenset(w.lower() for w in rs.get("stopwords", [])),
         synonyms=syn,
         scope_references=tuple((k, tuple(v)) for k, v in sorted(rs.get("scope_references", {}).items())),
+        equivalents=tuple((re.compile(e["term"]), tuple(re.compile(a) for a in e["accept"]))
+                          for e in rs.get("equivalents", [])),
+        concepts=tuple((k, tuple(re.compile(p) for p in v))
+                       for k, v in sorted(rs.get("specificity", {}).get("concepts", {}).items())),
+        max_foreign_concepts=int(rs.get("specificity", {}).get("max_foreign_concepts", 0)),
     )
 
 
@@ -142,16 +152,36 @@ def _alternative_named(alt: str, text: str, tokens: list[str], token_set: set[st
     return named >= need
 
 
-def check_reasoning(reasoning: str, requirement: UnmetRequirement) -> tuple[bool, dict[str, Any]]:
-    """Whether ``reasoning`` names every key term of ``requirement``.
+def _equivalent_named(alt: str, text: str) -> bool:
+    """A key term stated another way (``[[reasoning.equivalents]]``: "none", "all NULL", "all before ...")."""
+    term = normalise(alt)
+    return any(pat.search(term) and any(a.search(text) for a in accept) for pat, accept in rules().equivalents)
+
+
+def foreign_concepts(reasoning: str, requirement: UnmetRequirement, question: str = "") -> list[str]:
+    """Requirement concepts of other programs (``[reasoning.specificity]``) that ``reasoning`` names
+    and the task's own question, statement and key terms do not (sorted names)."""
+    text = normalise(reasoning or "")
+    own = normalise(" ".join([question, requirement.statement, *requirement.key_terms]))
+    return [name for name, pats in rules().concepts
+            if any(p.search(text) for p in pats) and not any(p.search(own) for p in pats)]
+
+
+def check_reasoning(reasoning: str, requirement: UnmetRequirement, question: str = "") -> tuple[bool, dict[str, Any]]:
+    """Whether ``reasoning`` names every key term of ``requirement``, and only this requirement.
 
     Args:
         reasoning: the parsed Reasoning text.
         requirement: the task's unmet requirement (its ``key_terms``).
+        question: the task's question (its concepts are the task's own, never foreign).
 
     Returns:
-        ``(ok, details)`` with ``named`` and ``missing`` key terms. With no key
-        terms the check passes (``details["key_terms"] == []``).
+        ``(ok, details)``: ``ok`` when every key term is named (``named``, ``missing``; a term is
+        also named by an accepted restatement of ``[[reasoning.equivalents]]``, issue 17 kind 5).
+        ``details["not_specific"]`` is True when the Reasoning names at least
+        ``max_foreign_concepts`` requirement concepts of other programs (``foreign_concepts``,
+        issue 18 point 3; the caller reports ``REASONING_NOT_SPECIFIC``). With no key terms the
+        key-term check passes (``details["key_terms"] == []``).
     """
     text = normalise(reasoning or "")
     tokens = text.split()
@@ -160,5 +190,9 @@ def check_reasoning(reasoning: str, requirement: UnmetRequirement) -> tuple[bool
     missing: list[str] = []
     for term in requirement.key_terms:
         alts = [a for a in term.split("|") if a.strip()]
-        (named if any(_alternative_named(a, text, tokens, token_set) for a in alts) else missing).append(term)
-    return not missing, {"key_terms": list(requirement.key_terms), "named": named, "missing": missing}
+        ok = any(_alternative_named(a, text, tokens, token_set) for a in alts) or any(_equivalent_named(a, text) for a in alts)
+        (named if ok else missing).append(term)
+    foreign = foreign_concepts(reasoning, requirement, question)
+    limit = rules().max_foreign_concepts
+    return not missing, {"key_terms": list(requirement.key_terms), "named": named, "missing": missing,
+                         "foreign_concepts": foreign, "not_specific": bool(limit) and len(foreign) >= limit}

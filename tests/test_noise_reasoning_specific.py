@@ -1,0 +1,82 @@
+"""The reasoning check: any statement of the requirement (issue 17 kind 5), only this requirement
+(issue 18 point 3), on the tasks of the synthetic hospital."""
+
+from __future__ import annotations
+
+import pytest
+
+from verifier.abstention import check_reasoning
+from verifier.agents.red_team import UNIVERSAL_SUFFIX
+from verifier.agents.reference_agents import abstention_reasoning
+
+
+def _noise(tasks: list) -> list:
+    return [t for t in tasks if t.condition == "noise" and t.reference.unmet_requirement is not None]
+
+
+def test_universal_suffix_is_not_specific(synth_tasks: list) -> None:
+    tasks = _noise(synth_tasks)
+    rejected = 0
+    for t in tasks:
+        ok, d = check_reasoning(f"{t.question} {UNIVERSAL_SUFFIX} See [step 1].", t.reference.unmet_requirement, t.question)
+        rejected += (not ok) or d["not_specific"]
+    assert rejected >= 0.95 * len(tasks), (rejected, len(tasks))
+
+
+def test_oracle_reasoning_is_specific(synth_tasks: list) -> None:
+    for t in _noise(synth_tasks):
+        ok, d = check_reasoning(abstention_reasoning(t, [1]), t.reference.unmet_requirement, t.question)
+        assert ok and not d["not_specific"], (t.task_id, d)
+
+
+def test_honest_reasoning_naming_a_few_other_tables_is_specific(synth_tasks: list) -> None:
+    """A careful analyst says where else they looked; that is not naming every requirement."""
+    for t in _noise(synth_tasks)[:40]:
+        text = (abstention_reasoning(t, [2]) + " I also checked the transfers and the ICU stays of the "
+                "patient, and the procedures table, to be sure nothing was coded elsewhere.")
+        ok, d = check_reasoning(text, t.reference.unmet_requirement, t.question)
+        assert ok and not d["not_specific"], (t.task_id, d)
+
+
+def _population_five(tasks: list) -> list:
+    return [t for t in _noise(tasks) if "fewer than five" in t.reference.unmet_requirement.key_terms]
+
+
+def _named_without_five(t) -> str:
+    """The task's other key terms, stated plainly (every one but the five-unit phrase)."""
+    return "; ".join(k.split("|")[0] for k in t.reference.unmet_requirement.key_terms if k != "fewer than five")
+
+
+@pytest.mark.parametrize("statement", [
+    "zero admissions meet all the criteria",
+    "none of the units qualify",
+    "no admission has such a record",
+    "the value is NULL for every event",
+    "it is not recorded for any of them",
+    "0 eligible rows in [step 2]",
+])
+def test_zero_states_the_five_unit_requirement(synth_tasks: list, statement: str) -> None:
+    """Showing zero is a stronger statement than "fewer than five" and names the same requirement."""
+    tasks = _population_five(synth_tasks)
+    assert len(tasks) >= 5
+    for t in tasks:
+        ok, d = check_reasoning(f"{_named_without_five(t)}: {statement}.", t.reference.unmet_requirement, t.question)
+        assert ok, (t.task_id, statement, d)
+
+
+def test_missing_value_stated_as_all_null(synth_tasks: list) -> None:
+    tasks = [t for t in _noise(synth_tasks) if "numeric value|missing value" in t.reference.unmet_requirement.key_terms]
+    if not tasks:
+        pytest.skip("no missing-value task in this construction of the synthetic hospital")
+    for t in tasks:
+        for statement in ("every result is NULL", "the value is not recorded", "only text, no numeric"):
+            text = f"{_named_without_five(t).replace('numeric value', '').replace(';', ',')} {statement}"
+            ok, d = check_reasoning(text, t.reference.unmet_requirement, t.question)
+            assert ok, (t.task_id, text, d)
+
+
+def test_other_requirements_are_still_missed(synth_tasks: list) -> None:
+    """The restatements do not name a different requirement: saying "none" without the item fails."""
+    for t in _population_five(synth_tasks)[:10]:
+        ok, _ = check_reasoning("None of the records qualify.", t.reference.unmet_requirement, t.question)
+        assert not ok, t.task_id
