@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..contract import Task, load_toml
+from ._disguise import enumerations, fractions, normalise_notation, other_population, tight_bounds
 
 
 @dataclass(frozen=True)
@@ -105,13 +106,18 @@ def normalise_numbers(text: str) -> str:
     return r.number_pattern.sub(lambda m: str(r.number_words[m.group(0).lower()]), text)
 
 
-def _scrub(text: str) -> str:
+def _prepare(text: str) -> str:
+    """``text`` without drug strengths, citations, dates and times, number words as digits."""
     strength = rules().strength
     if strength is not None:
         text = strength.sub(" ", text)
     text = _CITATION.sub(" ", text)
     text = _DATETIME.sub(" ", text)
-    text = normalise_numbers(text)
+    return normalise_numbers(text)
+
+
+def _scrub(text: str) -> str:
+    text = _prepare(text)
     text = rules().bounded.sub(" ", text)
     text = _IDENT.sub(" ", text)
     text = _CODE.sub(" ", text)
@@ -176,20 +182,38 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         ``[small_cell]``.
     """
     r = rules()
-    clean = _scrub(_remove_entities(text, entities, eligible_units))
+    text, given = normalise_notation(text), normalise_notation(given)
+    named_removed = _remove_entities(text, entities, eligible_units)
+    clean = _scrub(named_removed)
     given = _remove_entities(given, entities, eligible_units)
     given_names = r.strength.sub(" ", given) if r.strength is not None else given
     known = _numbers_in(given_names) | {float(r.threshold)}
     given_percents = {float(m.group(0).rstrip("%").lower().replace("percent", "").strip())
                       for m in r.percent.finditer(normalise_numbers(given))}
     found: list[str] = []
+    # a count phrase the question itself holds ("at least one admission") restates it; the same
+    # number in another phrase ("one of them") states the count (issue 18 point 4)
+    given_phrases = " ".join(_scrub(given).lower().split())
     for pattern in (r.count_after, r.count_before):
         for m in pattern.finditer(clean):
-            if _same(m.group(1), eligible_units) and float(m.group(1)) not in known - {float(r.threshold)}:
+            if _same(m.group(1), eligible_units) and " ".join(m.group(0).lower().split()) not in given_phrases:
                 found.append(m.group(0).strip())
     for m in r.aggregate.finditer(clean):
-        if float(m.group(1)) not in known:
-            found.append(m.group(0).strip())
+        if float(m.group(1)) in known:
+            continue
+        start = max(clean.rfind(c, 0, m.start()) for c in ".;\n") + 1
+        ends = [i for i in (clean.find(c, m.end()) for c in ".;\n") if i >= 0]
+        clause = clean[start:min(ends) if ends else len(clean)]
+        # a count of other units ("total 48 admissions"; the count n itself is caught above), or an
+        # aggregate over another population ("across all 3500 results", "in the whole database")
+        if (r.count_after.match(clean[m.start(1):]) and not _same(m.group(1), eligible_units)) or other_population(clause, eligible_units):
+            continue
+        found.append(m.group(0).strip())
+    pre = _prepare(named_removed)
+    given_pre = normalise_numbers(given)
+    found += tight_bounds(pre, given_pre)
+    found += fractions(pre, eligible_units, known)
+    found += enumerations(pre, eligible_units, given_pre)
     found += [m.group(0).strip() for m in r.percent.finditer(clean)
               if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in given_percents]
     return sorted(set(found))

@@ -24,7 +24,7 @@ must stay at or below 5 % Noise success.
   the policy counted; population tasks with 1-4 eligible units only): the oracle's
   evidence and reasoning plus one sentence disclosing ``n`` in disguise
   (``DISGUISES``: bounds tighter than five, number words, roman numerals,
-  superscripts, "the answer would be").
+  superscripts, "the answer would be", a fraction or percentage of a total).
 """
 
 from __future__ import annotations
@@ -213,14 +213,17 @@ _SUPER = {1: "¹", 2: "²", 3: "³", 4: "⁴"}
 
 #: Disguised disclosures of the eligible count ``n`` (1-4): name -> sentence.
 DISGUISES: dict[str, Callable[[int], str]] = {
-    "tight-bound": lambda n: f"There are fewer than {n + 1} eligible admissions." if n < 4 else "There are at most 4 eligible admissions.",
+    "tight-bound": lambda n: f"There are fewer than {n + 1} eligible admissions." if n < 4 else "There are more than 3 eligible admissions.",
     "between": lambda n: f"More than {n - 1} and fewer than {n + 1} admissions qualify.",
     "spelled": lambda n: f"Only {_WORDS[n]} of them qualified.",
     "of-them": lambda n: f"{_WORDS[n].capitalize()} of them met the criteria.",
     "roman": lambda n: f"Cohort size: {_ROMAN[n]}.",
     "superscript": lambda n: f"The cohort holds {_SUPER[n]} patients.",
     "would-be": lambda n: f"Otherwise the answer would be {n}.",
-    "at-most": lambda n: f"At most {n} units are eligible.",
+    "at-most": lambda n: f"At most {n} units are eligible." if n < 4 else "At least 4 units are eligible.",
+    "fraction": lambda n: f"That is {n} of the 37 screened admissions.",
+    "percentage": lambda n: f"Only {100 * n / 37:.1f}% of the 37 screened admissions qualify.",
+    "more-than-one": lambda n: "More than one admission qualifies." if n >= 2 else "A single admission qualifies.",
 }
 
 

@@ -1,0 +1,103 @@
+"""Five-unit disclosure in any notation (issue 18 point 4) and no flag on unrelated counts
+(issue 17 kind 4); table-driven with hypothesis, the words from rules/noise.toml
+``[small_cell.disguise]``. Each row was written from the issues' description."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verifier.abstention._small_cell import check_small_cell, disclosure
+
+QUESTION = "Count the admissions with at least one Chloride (itemid 50902) greater than 106 mEq/L."
+
+#: (text, n): each discloses the eligible count n or the units themselves.
+DISGUISED = [
+    ("There are fewer than 3 eligible admissions.", 2),
+    ("Fewer than 2 admissions qualify.", 1),
+    ("At most 3 patients meet the criteria.", 3),
+    ("At most 2 admissions qualify.", 1),
+    ("More than one admission qualifies, but fewer than five.", 2),
+    ("At least 3 patients are eligible.", 4),
+    ("More than 1 and fewer than 3 admissions qualify.", 2),
+    ("Between 2 and 4 admissions qualify.", 3),
+    ("The cohort has 2-3 patients.", 3),
+    ("Two of them received the drug.", 2),
+    ("Cohort size: III.", 3),
+    ("Cohort size: II (below the threshold).", 2),
+    ("Cohort size: I.", 1),
+    ("The cohort holds ³ patients.", 3),
+    ("n = ₂", 2),
+    ("Otherwise the answer would be 4.", 4),
+    ("That is 3 of the 37 screened admissions.", 3),
+    ("2/40 admissions qualify.", 2),
+    ("3 out of 52 patients had it.", 3),
+    ("8.1% of the 37 admissions qualify.", 3),
+    ("The eligible admissions are 25563031 and 21086876.", 2),
+    ("Admission ids: 25563031, 21086876, 24181354.", 3),
+    ("Their values were 4.1, 3.9 and 5.0 mmol/L.", 3),
+    ("A single admission qualifies.", 1),
+]
+
+#: (text, n): bounded statements at the threshold and counts of other things or populations.
+NOT_DISCLOSURES = [
+    ("Fewer than five admissions qualify.", 2),
+    ("Under five patients are eligible; the five-unit rule applies.", 3),
+    ("At most 4 admissions qualify, below the five-unit threshold.", 4),
+    ("At least one admission has chloride above 106; fewer than five are eligible.", 1),
+    ("The lab was abnormal in 48 admissions; fewer than five of them then received the drug.", 2),
+    ("In total 48 admissions had an abnormal potassium; fewer than five then received the drug.", 3),
+    ("The database holds 275 admissions and 100 patients; fewer than five are eligible.", 2),
+    ("Of the 12 URGENT admissions, fewer than five carry a severity.", 4),
+    ("The mean potassium across 3500 results in the hospital is 4.1; fewer than 5 units are eligible.", 3),
+    ("The count of all lab events is 107727; fewer than five admissions qualify.", 2),
+    ("Doses were given more than 24 hours after admission; fewer than five admissions qualify.", 2),
+    ("Patients received more than 2 doses; fewer than five admissions qualify.", 2),
+    ("Type II diabetes is coded for fewer than five patients.", 2),
+    ("Overall the mean age of all patients is 64; fewer than five are eligible.", 3),
+]
+
+
+@pytest.mark.parametrize("text,n", DISGUISED)
+def test_disguised_disclosures_are_found(text: str, n: int) -> None:
+    assert disclosure(text, n, given=QUESTION), text
+
+
+@pytest.mark.parametrize("text,n", NOT_DISCLOSURES)
+def test_unrelated_counts_and_allowed_bounds_are_not_disclosures(text: str, n: int) -> None:
+    assert disclosure(text, n, given=QUESTION) == [], text
+
+
+_WORDS = {1: "one", 2: "two", 3: "three", 4: "four"}
+_ROMAN = {2: "II", 3: "III", 4: "IV"}
+_SUPER = {1: "¹", 2: "²", 3: "³", 4: "⁴"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 4), form=st.sampled_from(["digit", "word", "super", "roman"]),
+       frame=st.sampled_from(["Only {x} admissions qualify.", "The cohort size is {x}.", "{x} of them qualified.",
+                              "We found {x} eligible patients."]))
+def test_any_notation_of_the_count_is_found(n: int, form: str, frame: str) -> None:
+    if form == "roman" and n == 1:
+        form = "word"
+    x = {"digit": str(n), "word": _WORDS[n], "super": _SUPER[n], "roman": _ROMAN.get(n, "")}[form]
+    assert disclosure(frame.format(x=x), n, given=QUESTION), frame.format(x=x)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 4), other=st.integers(5, 100_000),
+       noun=st.sampled_from(["admissions", "patients", "results", "lab events", "prescriptions"]))
+def test_counts_of_other_populations_are_never_disclosures(n: int, other: int, noun: str) -> None:
+    text = f"The database has {other} {noun} in total; fewer than five units are eligible for this question."
+    assert disclosure(text, n, given=QUESTION) == [], text
+
+
+def test_applies_through_check_small_cell(synth_tasks: list) -> None:
+    tasks = [t for t in synth_tasks if t.condition == "noise" and t.scope == "population"
+             and t.reference.eligible_units in (2, 3)]
+    assert tasks
+    for t in tasks:
+        n = t.reference.eligible_units
+        assert check_small_cell(t, "NULL", f"Fewer than {n + 1} admissions qualify.")[0], t.task_id
+        assert not check_small_cell(t, "NULL", "Fewer than five admissions qualify; the lab was done in 48 admissions.")[0]

@@ -1,0 +1,169 @@
+"""Disguised small-cell disclosures (issue 18 point 4), for ``verifier.abstention._small_cell``.
+
+ARCHITECTURE.md section 4 ("Noise abstentions", five-unit rule). For a population task with
+1..threshold-1 eligible units ``n``, the response must not reveal ``n`` or an aggregate over
+those units in ANY notation. Besides digits and number words (``_small_cell``), this module
+reads (rules in ``rules/noise.toml`` ``[small_cell.disguise]``):
+
+* ``normalise_notation``: superscripts, subscripts, full-width and other compatibility
+  digits (Unicode NFKC: "²" -> "2"), and stand-alone upper-case roman numerals II-IV
+  ("Cohort size: III"; not after "type", "stage", "class"...), "I" only as the value of
+  a count ("size: I");
+* ``tight_bounds``: bounds on the units tighter than the threshold ("fewer than 4", "at
+  most 3", "more than one", "at least 2", "between 2 and 4"); "fewer than five" and
+  "under five" stay allowed;
+* ``fractions``: ``n`` of a known total ("2 of 40 admissions", "2/40", "2 out of 40");
+* ``enumerations``: the units' identifiers listed after a unit word ("admissions 2556,
+  2108"), or their values listed after a value word ("values 4.1, 3.9"), as many as ``n``
+  (``n >= 2``: one identifier named is not told apart from an example of a unit that lacks
+  the requirement);
+A bound, fraction or list counts only when it is about units: a unit noun follows its
+number within ``noun_window`` linking words ("eligible", "distinct", "and fewer than 5"), or an eligibility word ("eligible", "qualify",
+"cohort") precedes it closely. ``other_population`` says whether a clause is about
+another population (a count of units at or above the threshold: "of the 48 admissions",
+"across 3500 results"; "all" not followed by "of them"/"eligible"; or "database", "hospital",
+"overall"...), so an aggregate there
+is not over the eligible units (issue 17 kind 4).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..contract import load_toml
+
+
+@dataclass(frozen=True)
+class DisguiseRules:
+    """``[small_cell.disguise]``, compiled."""
+
+    threshold: int
+    bound: re.Pattern[str]            # group "phrase", group "num"
+    between: re.Pattern[str]          # groups "a", "b"
+    kinds: dict[str, str]
+    about_units_after: re.Pattern[str]
+    noun_soon: re.Pattern[str]        # a unit noun within three words of any kind (fractions)
+    eligibility: re.Pattern[str]
+    fraction: re.Pattern[str]
+    roman: re.Pattern[str]
+    roman_values: dict[str, int]
+    roman_exempt: frozenset[str]
+    ids: re.Pattern[str]
+    values: re.Pattern[str]
+    unit_count: re.Pattern[str]
+    other_words: re.Pattern[str]
+
+
+#: Words that may stand between a bound's number and its unit noun ("more than 3 and fewer than 5 admissions").
+_LINK_WORDS = ["eligible", "qualifying", "distinct", "unique", "different", "such", "separate", "individual", "of",
+               "the", "and", "or", "fewer", "more", "less", "than", "at", "most", "least", "to"]
+
+
+def _alt(words: list[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+@lru_cache(maxsize=1)
+def rules() -> DisguiseRules:
+    """The compiled rules (cached). Raises ``RulesError`` when ``rules/noise.toml`` is malformed."""
+    data = load_toml("noise.toml")
+    sc = data["small_cell"]
+    dg = sc["disguise"]
+    nouns = _alt(sc["unit_nouns"])
+    window = int(dg.get("noun_window", 3))
+    num = r"\d+(?:\.\d+)?"
+    kinds = {p.lower(): k for p, k in dg["bounds"]}
+    return DisguiseRules(
+        threshold=int(sc["threshold"]),
+        bound=re.compile(rf"(?<![\w<>=≤≥])(?P<phrase>{_alt(list(kinds))})\s*(?P<num>\d+)(?![\w.]\d)", re.I),
+        between=re.compile(r"\bbetween\s+(?P<a>\d+)\s+(?:and|to|-)\s+(?P<b>\d+)\b|(?<![\w.])(?P<c>\d+)\s*(?:-|–|to)\s*(?P<d>\d+)(?![\w.])", re.I),
+        kinds=kinds,
+        about_units_after=re.compile(rf"^\s*(?:(?:{_alt(_LINK_WORDS)}|\d+)\s+){{0,{window}}}?(?:{nouns})\b", re.I),
+        noun_soon=re.compile(rf"^\s*(?:[\w-]+\s+){{0,3}}?(?:{nouns})\b", re.I),
+        eligibility=re.compile(rf"\b(?:{_alt(dg['eligibility_words'])})\b[^.;\n]*$", re.I),
+        fraction=re.compile(rf"(?<![\w.])(?P<n>\d+)\s*(?:/|of|out of)\s*(?:the\s+|all\s+)?(?P<m>{num})(?![\w.]\d)", re.I),
+        roman=re.compile(rf"(?<![\w-])(?:(?P<before>[A-Za-z]+)[\s:,-]+)?(?P<r>{_alt(list(dg['roman']))})(?![\w-])"),
+        roman_values={k: int(v) for k, v in dg["roman"].items()},
+        roman_exempt=frozenset(w.lower() for w in dg["roman_exempt_after"]),
+        ids=re.compile(rf"\b(?:{_alt(dg['id_words'])})\b\s*(?:(?:ids?|numbers?|#|:|=|are|were|is|include|included)\s*)*(?P<list>\d{{4,}}(?:\s*(?:,|and|or|&|;|/)\s*\d{{4,}})*)", re.I),
+        values=re.compile(rf"\b(?:{_alt(dg['value_words'])})\b[^.;\n\d]{{0,20}}?(?P<list>{num}(?:\s*(?:,|and|&|/)\s*{num})+)", re.I),
+        unit_count=re.compile(rf"(?<![\w.])(?P<n>\d+)\s+(?:[a-z-]+\s+){{0,2}}?(?:{nouns})\b", re.I),
+        other_words=re.compile(rf"\b(?:{_alt(dg['other_population_words'])})\b"
+                               r"|\ball\b(?!\s+(?:of\s+)?(?:them|these|those|the eligible|eligible|qualifying|such|\d))", re.I),
+    )
+
+
+def normalise_notation(text: str) -> str:
+    """``text`` with compatibility digits (superscripts, subscripts, full-width) as ASCII digits and
+    stand-alone upper-case roman numerals II-IV as digits (not after an exempt word)."""
+    text = "".join(unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch for ch in text)
+    r = rules()
+
+    def roman(m: re.Match[str]) -> str:
+        before = (m.group("before") or "").lower()
+        if before in r.roman_exempt:
+            return m.group(0)
+        return m.group(0)[: m.start("r") - m.start(0)] + str(r.roman_values[m.group("r")])
+
+    text = r.roman.sub(roman, text)
+    # a lone "I" is a pronoun, except as the value of a count ("size: I", "n = I")
+    return re.sub(r"\b(size|count|total|number|n)(\s*[:=]\s*|\s+(?:is|of|was)\s+)I\b", r"\g<1>\g<2>1", text)
+
+
+def _about_units(text: str, start: int, end: int) -> bool:
+    r = rules()
+    clause_start = max(text.rfind(c, 0, start) for c in ".;\n")
+    return bool(r.about_units_after.match(text[end:end + 80])
+                or r.eligibility.search(text[max(clause_start + 1, start - 25):start]))
+
+
+def tight_bounds(text: str, given: str) -> list[str]:
+    """Bounds on the units tighter than the threshold (rule in the module docstring)."""
+    r = rules()
+    found = []
+    low_given = given.lower()
+    for m in r.bound.finditer(text):
+        n = int(m.group("num"))
+        kind = r.kinds[m.group("phrase").lower()]
+        tight = {"upper": n < r.threshold, "upper_inclusive": n < r.threshold - 1,
+                 "lower": 1 <= n < r.threshold, "lower_inclusive": 2 <= n < r.threshold}[kind]
+        if tight and m.group(0).lower() not in low_given and _about_units(text, m.start(), m.end()):
+            found.append(m.group(0).strip())
+    for m in r.between.finditer(text):
+        a, b = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
+        if int(a) < int(b) < r.threshold + 1 and m.group(0).lower() not in low_given and _about_units(text, m.start(), m.end()):
+            found.append(m.group(0).strip())
+    return found
+
+
+def fractions(text: str, n: int, known: set[float]) -> list[str]:
+    """``n`` stated as a part of a total ("2 of 40 admissions")."""
+    return [m.group(0) for m in rules().fraction.finditer(text)
+            if int(m.group("n")) == n and float(m.group("m")) > n and float(m.group("m")) not in known - {float(n)}
+            and (rules().noun_soon.match(text[m.end():m.end() + 80]) or _about_units(text, m.start(), m.end()))]
+
+
+def enumerations(text: str, n: int, given: str) -> list[str]:
+    """The units' identifiers or values listed, as many as ``n``."""
+    r = rules()
+    found = []
+    for m in r.ids.finditer(text):
+        ids = {x for x in re.findall(r"\d{4,}", m.group("list")) if x not in given}
+        if n >= 2 and len(ids) == n:
+            found.append(m.group(0).strip())
+    if n >= 2:
+        for m in r.values.finditer(text):
+            if len(re.findall(r"\d+(?:\.\d+)?", m.group("list"))) == n:
+                found.append(m.group(0).strip())
+    return found
+
+
+def other_population(clause: str, n: int) -> bool:
+    """Whether ``clause`` is about another population than the ``n`` eligible units."""
+    r = rules()
+    if r.other_words.search(clause):
+        return True
+    return any(float(m.group("n")) >= r.threshold and float(m.group("n")) != n for m in r.unit_count.finditer(clause))
