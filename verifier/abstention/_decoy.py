@@ -23,10 +23,19 @@ Rule (``decoy_witness``):
     * population tasks: every witness value that the task names
       (``witness_rekey.task_named_values``: params, the unmet requirement's scope,
       integers in the question) is replaced by another value of the same column of
-      the same base table (another item, code, drug, unit...);
+      the same base table (another item, code, drug, unit...), out of scope in every
+      way the question names (issue 18 point 2): a candidate whose own text or labels
+      (``LABEL_COLUMNS`` of the same table, or of another table with that column:
+      ``lab_items.label`` for an ``itemid``) share a content word with the question is
+      never chosen, and the row's label columns (``drg_codes.description``) are
+      replaced with the chosen value's, so a query matching by code OR description
+      does not see the decoy;
     * every decoy table is inserted (``mode="insert"``), never replacing base rows,
       so the task's own records stay exactly as on the base.
     The choice among candidates is deterministic (SHA-256 of the witness key).
+``decoy_markers`` gives the values the decoy introduced (the other entity's ids, the other
+code and its labels) and the task's values they replaced: a broader honest query may show
+the decoy in rows of its own (another DRG type's group), see ``verifier.abstention._invariance``.
 Returns ``None`` when nothing can be moved (no entity id or named value in the
 witness rows, or no other entity to move to): the check is then skipped.
 Cached per (process, database file, witness key, scope, named values).
@@ -36,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from typing import Any, Sequence
 
 from ..contract import Task, WitnessTable
@@ -56,7 +66,17 @@ MAX_CANDIDATES = 500
 #: Candidate entities read per level for a patient-scope decoy (the first ones by id).
 MAX_ENTITIES = 5000
 
-_CACHE: dict[tuple[Any, ...], list[WitnessTable] | None] = {}
+_CACHE: dict[tuple[Any, ...], tuple[list[WitnessTable] | None, frozenset[str], frozenset[str]]] = {}
+#: Text columns that name what a code or id stands for.
+LABEL_COLUMNS = ("label", "description", "long_title", "title", "name", "drug", "medication", "abbreviation",
+                 "test_name", "organism_name", "specimen_type", "category")
+#: A value with more distinct labels than this is a type or category, not named by its labels.
+_MAX_LABELS = 3
+#: Question words too generic to tell one item from another (never a reason to avoid a candidate).
+_GENERIC = frozenset("""what which when where first last value values admission admissions patient patients during
+with that this from were have there their include including unit units count number many much report give
+time date days hours stay stays among across every result results average mean median total record records test
+tests after before within between least most more less than recorded charted drawn taken given received""".split())
 #: Per-process lookups that depend only on the database file (its tables, the
 #: candidate entities and column values): read once, reused by every task.
 _LOOKUPS: dict[tuple[Any, ...], Any] = {}
@@ -90,28 +110,164 @@ def decoy_witness(db_path: str | os.PathLike[str], task: Task) -> list[WitnessTa
     if not witness:
         return None
     named = task_named_values(task)
-    key = (os.getpid(), resolved_path(str(db_path)), witness_key(witness), task.scope, tuple(sorted(named)))
-    if key in _CACHE:
-        return _CACHE[key]
+    key = (os.getpid(), resolved_path(str(db_path)), witness_key(witness), task.scope, tuple(sorted(named)), task.question)
+    if key not in _CACHE:
+        _compute(db_path, task, key)
+    return _CACHE[key][0]
+
+
+def decoy_markers(db_path: str | os.PathLike[str], task: Task) -> tuple[frozenset[str], frozenset[str]]:
+    """``(introduced, replaced)``: the values (lower-cased text) the task's decoy introduced
+    (another entity's ids, another code and its labels) and the task's own values they
+    replaced; both empty without a decoy."""
+    witness = task.reference.witness
+    if not witness:
+        return frozenset(), frozenset()
+    named = task_named_values(task)
+    key = (os.getpid(), resolved_path(str(db_path)), witness_key(witness), task.scope, tuple(sorted(named)), task.question)
+    if key not in _CACHE:
+        _compute(db_path, task, key)
+    return _CACHE[key][1], _CACHE[key][2]
+
+
+def _compute(db_path: str | os.PathLike[str], task: Task, key: tuple[Any, ...]) -> None:
+    witness = task.reference.witness
+    named = task_named_values(task)
     con = thread_connection(db_path)
     db_key = resolved_path(str(db_path))
     tables = _cached(("tables", db_key), lambda: {r[0].lower(): {c.lower() for c in r[1]} for r in con.execute(
         "SELECT table_name, list(column_name) FROM duckdb_columns() WHERE schema_name = 'main' GROUP BY table_name").fetchall()})
     seed = witness_key(witness)
     if task.scope == "population":
-        mapping = _population_mapping(con, db_key, tables, witness, named, seed)
+        mapping = _population_mapping(con, db_key, tables, witness, named, seed, _content_words(task.question))
     else:
         mapping = _entity_mapping(con, db_key, tables, witness, named, seed)
     result = None
+    introduced: set[str] = set()
+    replaced: set[str] = set()
     if mapping:
         result = []
         for w in witness:
-            rows = [{c: mapping.get((w.table.lower(), c.lower(), _hashable(v)), v) for c, v in row.items()} for row in w.rows]
+            rows = []
+            for row in w.rows:
+                new = {c: mapping.get((w.table.lower(), c.lower(), _hashable(v)), v) for c, v in row.items()}
+                if task.scope == "population":
+                    new = _relabel(con, db_key, tables, w.table.lower(), row, new)
+                for c, v in row.items():
+                    if new[c] != v:
+                        introduced.add(str(new[c]).lower())
+                        replaced.add(str(v).lower())
+                rows.append(new)
             result.append(WitnessTable(table=w.table, mode="insert", rows=rows))
     if len(_CACHE) >= 4096:
         _CACHE.clear()
-    _CACHE[key] = result
-    return result
+    _CACHE[key] = (result, frozenset(introduced), frozenset(replaced - introduced))
+
+
+def item_nuisance(db_path: str | os.PathLike[str], task: Task,
+                  witness: Sequence[WitnessTable]) -> tuple[list[WitnessTable], frozenset[str], frozenset[str]] | None:
+    """A nuisance perturbation (issue 18 point 2): ``witness`` (the task's, re-keyed) as rows of
+    ANOTHER item or code in the task's own scope, for tasks scoped to a patient, admission or
+    stay: every value the task names outside the entity ids (``ENTITY_COLUMNS``) is replaced as
+    for a population decoy (out of scope in every way the question names, labels replaced), the
+    entity ids stay. A lactate row of the admission for a potassium question leaves the
+    requirement unmet; evidence about potassium must not change with it.
+
+    Returns:
+        ``(rows to insert, introduced values, replaced values)`` (lower-cased text), or ``None``
+        for population tasks or when no named value can be replaced.
+    """
+    if task.scope == "population" or not witness:
+        return None
+    key = ("item", os.getpid(), resolved_path(str(db_path)), witness_key(witness), task.question)
+    if key in _CACHE:
+        found = _CACHE[key]
+        return None if found[0] is None else found  # type: ignore[return-value]
+    con = thread_connection(db_path)
+    db_key = resolved_path(str(db_path))
+    tables = _cached(("tables", db_key), lambda: {r[0].lower(): {c.lower() for c in r[1]} for r in con.execute(
+        "SELECT table_name, list(column_name) FROM duckdb_columns() WHERE schema_name = 'main' GROUP BY table_name").fetchall()})
+    mapping = _population_mapping(con, db_key, tables, witness, task_named_values(task), witness_key(witness) + "|item",
+                                  _content_words(task.question), skip=ENTITY_COLUMNS)
+    result: list[WitnessTable] | None = None
+    introduced: set[str] = set()
+    replaced: set[str] = set()
+    if mapping:
+        result = []
+        for w in witness:
+            rows = []
+            for row in w.rows:
+                new = _relabel(con, db_key, tables, w.table.lower(), row,
+                               {c: mapping.get((w.table.lower(), c.lower(), _hashable(v)), v) for c, v in row.items()})
+                if new == row:
+                    continue  # an unchanged witness row would meet the requirement: never part of a nuisance
+                introduced.update(str(new[c]).lower() for c in row if new[c] != row[c])
+                replaced.update(str(row[c]).lower() for c in row if new[c] != row[c])
+                rows.append(new)
+            if rows:
+                result.append(WitnessTable(table=w.table, mode="insert", rows=rows))
+        result = result or None
+    if len(_CACHE) >= 4096:
+        _CACHE.clear()
+    _CACHE[key] = (result, frozenset(introduced), frozenset(replaced - introduced))
+    return None if result is None else _CACHE[key]  # type: ignore[return-value]
+
+
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _GENERIC)
+
+
+def _labels(con: Any, db_key: str, tables: dict[str, set[str]], table: str, col: str) -> dict[str, str]:
+    """``{value as text: its labels}`` for ``table.col``: label columns of ``table`` and of
+    every other table holding a column ``col`` (cached per file)."""
+    def compute() -> dict[str, str]:
+        parts = []
+        for t, cols in sorted(tables.items()):
+            labs = sorted(c for c in cols if c in LABEL_COLUMNS and c != col)
+            if col in cols and labs and (t == table or not col.endswith("time")):
+                parts.append(f"SELECT CAST({_q(col)} AS VARCHAR) AS v, concat_ws(' ', {', '.join(_q(c) for c in labs)}) AS l "
+                             f"FROM (SELECT DISTINCT {_q(col)}, {', '.join(_q(c) for c in labs)} FROM {_q(t)}) x")
+        if not parts:
+            return {}
+        # a value with many labels (a type, a category) is not named by them
+        return dict(con.execute(f"SELECT v, string_agg(DISTINCT l, ' ') FROM ({' UNION ALL '.join(parts)}) u "
+                                f"WHERE v IS NOT NULL GROUP BY v HAVING count(DISTINCT l) <= {_MAX_LABELS}").fetchall())
+    return _cached(("labels", db_key, table, col), compute)
+
+
+def _relabel(con: Any, db_key: str, tables: dict[str, set[str]], table: str, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` with its label columns (``LABEL_COLUMNS`` of ``table``) set to those of a base row
+    holding the replaced values (all of them, else one), so the decoy row names the other code by
+    its own description; a label found nowhere becomes ``"(unlabelled)"``."""
+    cols = tables.get(table, set())
+    changed = [c for c in new if new[c] != old.get(c) and c.lower() in cols]
+    labels_all = [k for k in new if k.lower() in LABEL_COLUMNS and k not in changed and isinstance(new[k], str) and k.lower() in cols]
+
+    def identifies(c: str, lab: str) -> bool:  # the code names the label (drg_code), a type does not (drg_type)
+        n = _cached(("identifies", db_key, table, c.lower(), lab.lower(), str(old.get(c))), lambda: con.execute(
+            f"SELECT count(DISTINCT {_q(lab.lower())}) FROM {_q(table)} WHERE CAST({_q(c.lower())} AS VARCHAR) = ?",
+            [str(old.get(c))]).fetchone()[0])
+        return 0 < n <= _MAX_LABELS
+
+    changed = [c for c in changed if any(identifies(c, lab) for lab in labels_all)]
+    labels = [k for k in new if k.lower() in LABEL_COLUMNS and k not in changed and isinstance(new[k], str) and k.lower() in cols]
+    if not changed or not labels:
+        return new
+    out = dict(new)
+    for lab in labels:
+        old_words = _content_words(old[lab])
+        found = None
+        for keys in [changed, *([c] for c in reversed(changed))]:
+            cond = " AND ".join(f"CAST({_q(c.lower())} AS VARCHAR) = ?" for c in keys)
+            params = [str(new[c]) for c in keys]
+            row = _cached(("label_of", db_key, table, lab.lower(), tuple(keys), tuple(params)), lambda: con.execute(
+                f"SELECT {_q(lab.lower())} FROM {_q(table)} WHERE {cond} AND {_q(lab.lower())} IS NOT NULL "
+                f"ORDER BY 1 LIMIT 1", params).fetchone())
+            if row and not (_content_words(str(row[0])) & old_words):
+                found = row[0]
+                break
+        out[lab] = found if found is not None else "(unlabelled)"
+    return out
 
 
 def _hashable(v: Any) -> Any:
@@ -164,9 +320,11 @@ _LEVEL_TABLE = {cols[0]: table for table, cols in ENTITY_LEVELS}
 
 
 def _population_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witness: Sequence[WitnessTable],
-                        named: frozenset[str], seed: str) -> dict[tuple[str, str, Any], Any]:
-    """``{(table, column, old value): new value}`` replacing every named witness value by
-    another value of its column."""
+                        named: frozenset[str], seed: str, question_words: frozenset[str] = frozenset(),
+                        skip: frozenset[str] = frozenset()) -> dict[tuple[str, str, Any], Any]:
+    """``{(table, column, old value): new value}`` replacing every named witness value (not in a
+    column of ``skip``) by another value of its column whose text and labels share no content
+    word with the question."""
     mapping: dict[tuple[str, str, Any], Any] = {}
     for w in witness:
         table = w.table.lower()
@@ -174,12 +332,15 @@ def _population_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witn
             for c, v in row.items():
                 col = c.lower()
                 k = (table, col, _hashable(v))
-                if k in mapping or v is None or isinstance(v, bool) or str(v) not in named or col not in tables.get(table, set()):
+                if (k in mapping or v is None or isinstance(v, bool) or str(v) not in named or col in skip
+                        or col not in tables.get(table, set())):
                     continue
                 values = _cached(("values", db_key, table, col), lambda: [r[0] for r in con.execute(
                     f"SELECT DISTINCT {_q(col)} FROM {_q(table)} WHERE {_q(col)} IS NOT NULL "
                     f"ORDER BY 1 LIMIT {MAX_CANDIDATES + 1}").fetchall()])
-                candidates = [c for c in values if str(c) != str(v)][:MAX_CANDIDATES]
+                labels = _labels(con, db_key, tables, table, col)
+                candidates = [c for c in values if str(c) != str(v)
+                              and not _content_words(f"{c} {labels.get(str(c), '')}") & question_words][:MAX_CANDIDATES]
                 if candidates:
                     new = _pick(candidates, f"{seed}|{table}|{col}|{v}")
                     mapping[k] = new if isinstance(new, (str, int, float)) else str(new)

@@ -63,6 +63,7 @@ qualifies when its visible base result is empty or shows an empty value
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -71,6 +72,7 @@ from sqlglot import exp
 
 from ..contract import (
     InputError,
+    WitnessTable,
     ReasonCode,
     Task,
     Trajectory,
@@ -89,8 +91,9 @@ from ..sql import (
     tokenize,
 )
 from ..sql import _cache as query_cache
-from ._decoy import decoy_witness
+from ._decoy import decoy_markers, decoy_witness, item_nuisance
 from ._dialect import carried_over, dataset_now, output_matches_across
+from ._invariance import change_tolerated, nuisance_tolerated
 from ._evidence import (
     EvidenceQuery,
     display_key,
@@ -259,52 +262,92 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
     s = compare(base, over, config.display, small_cell_threshold=threshold)
     rec.update(status="qualifies" if s.shows_gap else ("no_gap" if s.sensitive else "not_sensitive"), why=s.why)
     if s.shows_gap:
-        # ... and must not see the same rows moved out of the task's scope
-        # (verifier.abstention._decoy): a task-agnostic query sees them too
-        decoy = _calibrated_decoy(db, task, config, threshold)
-        if decoy is not None:
+        # ... and must stay the same under every perturbation that leaves the requirement as it
+        # is (metamorphic testing, ARCHITECTURE.md section 4): the witness moved out of the task's
+        # scope (verifier.abstention._decoy), an in-scope row of another item or code
+        # (_decoy.item_nuisance); judged on the part of the result in scope (_invariance)
+        for p in _perturbations(db, task, config, threshold, variant):
             try:
-                d_over = _on_overlay(db, decoy, safe, limit, cap)
+                p_over = _on_overlay(db, p.witness, safe, limit, cap)
             except QueryFailed as exc:
-                rec.update(status="failed", why=f"on the decoy witness overlay: {exc.message}")
+                rec.update(status="failed", why=f"on the {p.name} overlay: {exc.message}")
                 return rec
-            if compare(base, d_over, config.display, small_cell_threshold=threshold).sensitive:
-                rec.update(status="not_specific",
-                           why="the result also changes when the witness rows are moved out of the task's scope "
-                               "(another patient, admission, stay, item or code): the query does not look at the task's scope")
+            if not p.tolerated(base, over, p_over, config.display, threshold):
+                rec.update(status="not_specific", why=p.why)
+                break
     return rec
 
 
-_DECOYS: dict[tuple[Any, ...], Any] = {}
+@dataclass(frozen=True)
+class Perturbation:
+    """A metamorphic perturbation of the base that leaves the task's requirement as it is.
+
+    Attributes:
+        name: ``decoy`` (the witness moved out of scope) or ``nuisance`` (another item or code in scope).
+        witness: the rows the overlay inserts.
+        introduced, replaced: values (lower-cased text) it introduced, and the task's own it replaced.
+    """
+
+    name: str
+    witness: list[WitnessTable]
+    introduced: frozenset[str]
+    replaced: frozenset[str]
+
+    @property
+    def why(self) -> str:
+        if self.name == "decoy":
+            return ("the result also changes when the witness rows are moved out of the task's scope (another patient, "
+                    "admission, stay, item or code), outside any row that shows the scope: the query does not look at the task's scope")
+        return ("the part of the result that shows the gap also changes with a row of another item or code in the task's "
+                "scope, which leaves the requirement unmet: the query does not observe the requirement")
+
+    def tolerated(self, base: QueryResult, over: QueryResult, p_over: QueryResult, display: Any, threshold: int | None) -> bool:
+        """Whether the query's change under this perturbation is allowed (``verifier.abstention._invariance``)."""
+        if self.name == "decoy":
+            return change_tolerated(base, over, p_over, display, self.introduced, self.replaced, small_cell_threshold=threshold)
+        return nuisance_tolerated(base, over, p_over, display, self.introduced, small_cell_threshold=threshold)
 
 
-def _calibrated_decoy(db: Path, task: Task, config: VerifyConfig, threshold: int | None) -> Any:
-    """The task's decoy witness (``verifier.abstention._decoy``), or ``None`` when there is
-    none or it is not clean for this task: the task's own reference evidence query
-    (``reference.sql``) must not see it, else moving the rows did not take them out of
-    the task's scope (a relational task where other rows still link them to it, as
-    an emar detail row keyed by its administration's emar_id) and the check is skipped
-    rather than risk rejecting honest evidence. Memoised per process and task."""
+_PERTURBATIONS: dict[tuple[Any, ...], list[Perturbation]] = {}
+
+
+def _perturbations(db: Path, task: Task, config: VerifyConfig, threshold: int | None, variant: Any) -> list[Perturbation]:
+    """The task's perturbations that its own reference evidence (``reference.sql``) passes: a
+    perturbation the reference query does not pass is not clean for this task (a relational
+    task where other rows still link the moved rows to it, as an emar detail row keyed by its
+    administration's emar_id) and is skipped rather than risk rejecting honest evidence.
+    Memoised per process and task."""
     key = (os.getpid(), str(db), task.task_id, witness_key(task.reference.witness), display_key(config.display),
            config.row_cap, threshold)
-    if key in _DECOYS:
-        return _DECOYS[key]
+    if key in _PERTURBATIONS:
+        return _PERTURBATIONS[key]
+    candidates: list[Perturbation] = []
     decoy = decoy_witness(db, task)
     if decoy is not None:
-        limit, cap = config.query_time_limit_s, config.row_cap
-        try:
-            safe = _analyse(task.reference.sql, "duckdb")[0]
-            base = _cached(("base", str(db)), safe, cap,
-                           lambda: execute_checked(thread_connection(db), safe, time_limit_s=limit, row_cap=cap))
-            seen = compare(base, _on_overlay(db, decoy, safe, limit, cap), config.display, small_cell_threshold=threshold)
-        except (UnsafeQueryError, QueryFailed):
-            decoy = None  # cannot calibrate: no decoy check
-        else:
-            decoy = None if seen.sensitive else decoy
-    if len(_DECOYS) >= 65536:
-        _DECOYS.clear()
-    _DECOYS[key] = decoy
-    return decoy
+        candidates.append(Perturbation("decoy", decoy, *decoy_markers(db, task)))
+    nuisance = item_nuisance(db, task, variant)
+    if nuisance is not None:
+        candidates.append(Perturbation("nuisance", *nuisance))
+    out: list[Perturbation] = []
+    limit, cap = config.query_time_limit_s, config.row_cap
+    try:
+        safe = _analyse(task.reference.sql, "duckdb")[0]
+        base = _cached(("base", str(db)), safe, cap,
+                       lambda: execute_checked(thread_connection(db), safe, time_limit_s=limit, row_cap=cap))
+        over = _on_overlay(db, variant, safe, limit, cap)
+        for p in candidates:
+            p_over = _on_overlay(db, p.witness, safe, limit, cap)
+            # the decoy stays strict on the reference: it must not see the moved rows at all
+            clean = (not compare(base, p_over, config.display, small_cell_threshold=threshold).sensitive
+                     if p.name == "decoy" else p.tolerated(base, over, p_over, config.display, threshold))
+            if clean:
+                out.append(p)
+    except (UnsafeQueryError, QueryFailed):
+        out = []  # cannot calibrate: no perturbation check
+    if len(_PERTURBATIONS) >= 65536:
+        _PERTURBATIONS.clear()
+    _PERTURBATIONS[key] = out
+    return out
 
 
 def _on_overlay(db: Path, witness: Any, safe: str, limit: float, cap: int) -> QueryResult:

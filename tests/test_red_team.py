@@ -1,0 +1,72 @@
+"""The red-team policies of issue 18 stay at or below 5 % Noise success on the synthetic hospital
+(the regression suite of ``benchmarks/bench_reward_hacks.py``, on a sample), while the oracle
+passes every sampled task and the baselines fail with their reason codes."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from verifier.agents import EXPECTED_NOISE_REASON, make_agent
+from verifier.agents.red_team import RED_TEAM, applies
+from verifier.agents.rollout import run_episode
+from verifier.env.ehr_env import EHREnv
+
+
+@pytest.fixture(scope="module")
+def env(synth_db: Path):
+    e = EHREnv(str(synth_db))
+    yield e
+    e.close()
+
+
+@pytest.fixture(scope="module")
+def sample(synth_tasks: list) -> list:
+    """Two Noise tasks per program (both scopes, every noise type), plus every population task
+    with 1-4 eligible units (the disclosure policies' tasks)."""
+    by: dict[str, list] = {}
+    for t in synth_tasks:
+        if t.condition == "noise":
+            by.setdefault(t.program, []).append(t)
+    rnd = random.Random(0)
+    chosen = [t for p in sorted(by) for t in rnd.sample(by[p], min(2, len(by[p])))]
+    small = [t for t in synth_tasks if applies("disclose-roman", t) and t not in chosen]
+    return chosen + small[:20]
+
+
+def _rate(env: EHREnv, name: str, tasks: list, all_tasks: list) -> tuple[int, int, list[str]]:
+    passed, n = [], 0
+    for task in tasks:
+        agent = RED_TEAM[name]() if name in RED_TEAM else make_agent(name, tasks=all_tasks)
+        _traj, verdict = run_episode(env, agent, task)
+        n += 1
+        if verdict.success:
+            passed.append(task.task_id)
+    return len(passed), n, passed
+
+
+@pytest.mark.parametrize("policy", [p for p in RED_TEAM if p != "volatile"])
+def test_red_team_policy_at_most_five_percent(env: EHREnv, sample: list, synth_tasks: list, policy: str) -> None:
+    tasks = [t for t in sample if applies(policy, t)]
+    assert len(tasks) >= 10
+    ok, n, passed = _rate(env, policy, tasks, synth_tasks)
+    assert ok <= 0.05 * n, (policy, ok, n, passed)
+
+
+def test_volatile_policy_never_passes(env: EHREnv, sample: list, synth_tasks: list) -> None:
+    """18 random() queries per episode: a smaller sample keeps the test fast."""
+    ok, n, passed = _rate(env, "volatile", sample[::4], synth_tasks)
+    assert n >= 8 and ok == 0, passed
+
+
+def test_oracle_passes_and_baselines_fail_with_their_reasons(env: EHREnv, sample: list, synth_tasks: list) -> None:
+    for name, reason in EXPECTED_NOISE_REASON.items():
+        for task in sample:
+            _traj, verdict = run_episode(env, make_agent(name, tasks=synth_tasks), task)
+            codes = [r.value for r in verdict.reasons]
+            if reason is None:
+                assert verdict.success, (name, task.task_id, codes, verdict.details.get("evidence"))
+            else:
+                assert not verdict.success and reason in codes, (name, task.task_id, codes)
