@@ -24,16 +24,16 @@ def env(synth_db: Path):
 
 @pytest.fixture(scope="module")
 def sample(synth_tasks: list) -> list:
-    """Two Noise tasks per program (both scopes, every noise type), plus every population task
+    """One Noise task per program (both scopes, every noise type), plus twelve population tasks
     with 1-4 eligible units (the disclosure policies' tasks)."""
     by: dict[str, list] = {}
     for t in synth_tasks:
         if t.condition == "noise":
             by.setdefault(t.program, []).append(t)
     rnd = random.Random(0)
-    chosen = [t for p in sorted(by) for t in rnd.sample(by[p], min(2, len(by[p])))]
+    chosen = [rnd.choice(by[p]) for p in sorted(by)]
     small = [t for t in synth_tasks if applies("disclose-roman", t) and t not in chosen]
-    return chosen + small[:20]
+    return chosen + small[:12]
 
 
 def _rate(env: EHREnv, name: str, tasks: list, all_tasks: list) -> tuple[int, int, list[str]]:
@@ -58,7 +58,7 @@ def test_red_team_policy_at_most_five_percent(env: EHREnv, sample: list, synth_t
 def test_volatile_policy_never_passes(env: EHREnv, sample: list, synth_tasks: list) -> None:
     """18 random() queries per episode: a smaller sample keeps the test fast."""
     ok, n, passed = _rate(env, "volatile", sample[::4], synth_tasks)
-    assert n >= 8 and ok == 0, passed
+    assert n >= 6 and ok == 0, passed
 
 
 def test_oracle_passes_and_baselines_fail_with_their_reasons(env: EHREnv, sample: list, synth_tasks: list) -> None:
