@@ -20,10 +20,12 @@ whatever their result:
     - a whole row used as a value (``hash(t)``, ``t::VARCHAR``, ``to_json(t)``,
       ``list(t)``, ``string_agg(t::VARCHAR, ',')``, ``row(t.*)``, ``f(*)`` other than
       ``count(*)``): ``t`` a table or alias of the query;
-    - a comparison of an aggregate or scalar subquery with a number the agent read in an
-      earlier step's output (``sum(epoch(chart_time)) <> 8214398221``): a constant read
-      earlier, not one the question gives (its numbers, the five-unit threshold and
-      numbers below it are not constants "read").
+    - a comparison of an aggregate or scalar subquery with (or arithmetic on it with) a
+      fingerprint-sized number the agent read in an earlier step's output
+      (``sum(epoch(chart_time)) <> 8214398221``, ``... - 8214398221``): a constant read
+      earlier, not one the question gives; thresholds, reference limits and small counts are
+      not digests (a small count of the scope compared with a constant is caught by the
+      nuisance perturbation instead).
 The query is still re-executed (a fabricated output is still ``EVIDENCE_FABRICATED``) and
 shown in the verdict's details with its status.
 """
@@ -98,7 +100,13 @@ def opaque_syntax(tree: exp.Expression) -> str | None:
     return None
 
 
-_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ,
+                exp.Sub, exp.Add, exp.Mod, exp.Div)
+#: A constant is a fingerprint-sized number: at least this large in magnitude, or with at least
+#: ``DIGEST_DIGITS`` significant digits (thresholds, reference limits and small counts are not;
+#: a small count compared with the scope is left to the nuisance perturbation, ``_invariance``).
+DIGEST_MAGNITUDE = 100_000
+DIGEST_DIGITS = 7
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\d)")
 
 
@@ -126,13 +134,19 @@ def _literal_number(e: exp.Expression) -> float | None:
     return None
 
 
-def opaque_comparison(tree: exp.Expression, earlier: set[float], given: set[float], threshold: int = 5) -> str | None:
-    """A comparison of an aggregate or scalar subquery with a number read in an earlier
-    step's output (``earlier``) and not given by the task (``given``), or ``None``."""
+def _digest_sized(literal: exp.Expression, v: float) -> bool:
+    digits = sum(ch.isdigit() for ch in literal.sql().lstrip("-").lstrip("0"))
+    return abs(v) >= DIGEST_MAGNITUDE or digits >= DIGEST_DIGITS
+
+
+def opaque_comparison(tree: exp.Expression, earlier: set[float], given: set[float]) -> str | None:
+    """A comparison of (or arithmetic on) an aggregate or scalar subquery with a fingerprint-sized
+    number read in an earlier step's output (``earlier``) and not given by the task (``given``),
+    or ``None``."""
     for cmp in tree.find_all(*_COMPARISONS):
         for side, other in ((cmp.left, cmp.right), (cmp.right, cmp.left)):
             v = _literal_number(side)
-            if v is None or abs(v) <= threshold or v in given or v not in earlier:
+            if v is None or v in given or v not in earlier or not _digest_sized(side, v):
                 continue
             if other.find(exp.AggFunc) is not None or other.find(exp.Subquery) is not None or isinstance(other, exp.Subquery):
                 return (f"compares {other.sql(dialect='duckdb')[:50]} with {side.sql(dialect='duckdb')}, a constant read in an "
