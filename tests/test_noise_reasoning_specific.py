@@ -80,3 +80,34 @@ def test_other_requirements_are_still_missed(synth_tasks: list) -> None:
     for t in _population_five(synth_tasks)[:10]:
         ok, _ = check_reasoning("None of the records qualify.", t.reference.unmet_requirement, t.question)
         assert not ok, t.task_id
+
+
+def _req(*terms: str):
+    from verifier.contract import UnmetRequirement
+
+    return UnmetRequirement(level="record", statement="s", tables=[], columns=[], scope={}, key_terms=list(terms))
+
+
+@pytest.mark.parametrize("terms,text", [
+    (["Surgical Intensive Care Unit (SICU)", "fewer than five"], "Only a handful of SICU stays carry it: none in [step 2]."),
+    (["Medical Intensive Care Unit (MICU)", "fewer than five"], "The medical intensive care unit has no such charting [step 1]."),
+    (["length of stay|LOS", "14 days", "patient 123"], "Patient 123's admissions lasted 3, 6 and 9 days; none reaches 14 days [step 1]."),
+    (["length of stay|LOS", "3 days", "patient 123"], "No stay of patient 123 was long enough: the longer stay was 2 days, under 3 days [step 1]."),
+    (["readmission|readmit", "30 days", "URGENT"], "No URGENT admission was followed by a next admission within 30 days [step 2]."),
+    (["readmission|readmit", "10 days", "URGENT"], "For URGENT stays the patients returned only after 40 days or more, never within 10 days."),
+    (["Heart Rate", "7 days"], "No heart rate in the first 7-day window [step 1]."),
+])
+def test_restatements_of_the_requirement_are_named(terms: list[str], text: str) -> None:
+    """Issue 17 kind 5: an acronym for a named unit, a duration for a length of stay, a next
+    admission for a readmission, a day for days."""
+    ok, d = check_reasoning(text, _req(*terms))
+    assert ok, (text, d)
+
+
+@pytest.mark.parametrize("terms,text", [
+    (["length of stay|LOS", "14 days", "patient 123"], "Patient 123 has no DRG for the last admission [step 1]."),
+    (["Surgical Intensive Care Unit (SICU)", "fewer than five"], "Fewer than five MICU stays carry it [step 2]."),
+])
+def test_other_requirements_are_not_restatements(terms: list[str], text: str) -> None:
+    ok, _ = check_reasoning(text, _req(*terms))
+    assert not ok, text

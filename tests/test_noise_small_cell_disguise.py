@@ -101,3 +101,12 @@ def test_applies_through_check_small_cell(synth_tasks: list) -> None:
         n = t.reference.eligible_units
         assert check_small_cell(t, "NULL", f"Fewer than {n + 1} admissions qualify.")[0], t.task_id
         assert not check_small_cell(t, "NULL", "Fewer than five admissions qualify; the lab was done in 48 admissions.")[0]
+
+
+@pytest.mark.parametrize("text,n", [
+    ("All 1845 charted values of the item lie between 55 and 140 (range 55 to 140); fewer than five stays exceed 130.", 2),
+    ("Across 1200 lab rows the median is 4.0; fewer than five admissions qualify.", 3),
+])
+def test_aggregates_over_all_values_of_an_item_are_not_disclosures(text: str, n: int) -> None:
+    """Issue 17 kind 4: the distribution of every value of the item is not an aggregate over the eligible units."""
+    assert disclosure(text, n, given="In how many ICU stays was a Heart Rate above 130 bpm charted?") == [], text

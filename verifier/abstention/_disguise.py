@@ -20,8 +20,8 @@ reads (rules in ``rules/noise.toml`` ``[small_cell.disguise]``):
 A bound, fraction or list counts only when it is about units: a unit noun follows its
 number within ``noun_window`` linking words ("eligible", "distinct", "and fewer than 5"), or an eligibility word ("eligible", "qualify",
 "cohort") precedes it closely. ``other_population`` says whether a clause is about
-another population (a count of units at or above the threshold: "of the 48 admissions",
-"across 3500 results"; "all" not followed by "of them"/"eligible"; or "database", "hospital",
+another population (a count of units, or of values, events, rows..., at or above the
+threshold: "of the 48 admissions", "across 3500 results", "all 1902 charted values"; "all" not followed by "of them"/"eligible"; or "database", "hospital",
 "overall"...), so an aggregate there
 is not over the eligible units (issue 17 kind 4).
 """
@@ -90,7 +90,7 @@ def rules() -> DisguiseRules:
         roman_exempt=frozenset(w.lower() for w in dg["roman_exempt_after"]),
         ids=re.compile(rf"\b(?:{_alt(dg['id_words'])})\b\s*(?:(?:ids?|numbers?|#|:|=|are|were|is|include|included)\s*)*(?P<list>\d{{4,}}(?:\s*(?:,|and|or|&|;|/)\s*\d{{4,}})*)", re.I),
         values=re.compile(rf"\b(?:{_alt(dg['value_words'])})\b[^.;\n\d]{{0,20}}?(?P<list>{num}(?:\s*(?:,|and|&|/)\s*{num})+)", re.I),
-        unit_count=re.compile(rf"(?<![\w.])(?P<n>\d+)\s+(?:[a-z-]+\s+){{0,2}}?(?:{nouns})\b", re.I),
+        unit_count=re.compile(rf"(?<![\w.])(?P<n>\d+)\s+(?:[a-z-]+\s+){{0,2}}?(?:{nouns}|{_alt(dg.get('other_population_nouns', []))})\b", re.I),
         other_words=re.compile(rf"\b(?:{_alt(dg['other_population_words'])})\b"
                                r"|\ball\b(?!\s+(?:of\s+)?(?:them|these|those|the eligible|eligible|qualifying|such|\d))", re.I),
     )

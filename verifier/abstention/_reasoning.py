@@ -15,6 +15,8 @@ punctuation to spaces, number words to digits, the phrase synonyms of
       one of that kind's scope phrases ("this hospital stay", "the admission"),
       provided the Reasoning never names the kind with another number
       ("admission 22595854");
+    * a term "Name (ABBR)" is also named by the acronym or by the name alone ("CVICU"),
+      and by the accepted restatements of ``[[reasoning.equivalents]]`` (issue 17 kind 5);
     * the term's other words (stopwords dropped) must be named: the whole
       phrase appears, or at least ``word_fraction`` of them (rounded up, at
       least one) each match a Reasoning word: exactly, as its prefix (a stem
@@ -152,6 +154,19 @@ def _alternative_named(alt: str, text: str, tokens: list[str], token_set: set[st
     return named >= need
 
 
+_ACRONYM = re.compile(r"^(?P<name>.*?)\s*\((?P<abbr>[A-Z][A-Za-z0-9/&-]{1,11})\)\s*$")
+
+
+def _with_acronyms(alts: list[str]) -> list[str]:
+    """Alternatives plus, for "Name (ABBR)", the acronym and the name alone ("CVICU")."""
+    out = list(alts)
+    for a in alts:
+        m = _ACRONYM.match(a.strip())
+        if m and sum(ch.isupper() for ch in m.group("abbr")) >= 2:
+            out += [m.group("abbr"), m.group("name")]
+    return out
+
+
 def _equivalent_named(alt: str, text: str) -> bool:
     """A key term stated another way (``[[reasoning.equivalents]]``: "none", "all NULL", "all before ...")."""
     term = normalise(alt)
@@ -189,7 +204,7 @@ def check_reasoning(reasoning: str, requirement: UnmetRequirement, question: str
     named: list[str] = []
     missing: list[str] = []
     for term in requirement.key_terms:
-        alts = [a for a in term.split("|") if a.strip()]
+        alts = _with_acronyms([a for a in term.split("|") if a.strip()])
         ok = any(_alternative_named(a, text, tokens, token_set) for a in alts) or any(_equivalent_named(a, text) for a in alts)
         (named if ok else missing).append(term)
     foreign = foreign_concepts(reasoning, requirement, question)
