@@ -38,9 +38,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..contract import DisplayConfig
+from ..contract import DisplayConfig, WitnessTable
 from ..sql import QueryResult
 from ._evidence import visible_canon
 from ._witness import compare
@@ -124,3 +125,34 @@ def nuisance_tolerated(base: QueryResult, witness_over: QueryResult, perturbed: 
 
 def _empty(v: Any) -> bool:
     return v is None or v is False or v == 0 or (isinstance(v, str) and not v.strip())
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """A metamorphic perturbation of the base that leaves the task's requirement as it is.
+
+    Attributes:
+        name: ``decoy`` (the witness moved out of scope) or ``nuisance`` (another item or code in scope).
+        witness: the rows the overlay inserts.
+        introduced, replaced: values (lower-cased text) it introduced, and the task's own it replaced.
+    """
+
+    name: str
+    witness: list[WitnessTable]
+    introduced: frozenset[str]
+    replaced: frozenset[str]
+
+    @property
+    def why(self) -> str:
+        """The per-query explanation when the evidence changes with this perturbation."""
+        if self.name == "decoy":
+            return ("the result also changes when the witness rows are moved out of the task's scope (another patient, "
+                    "admission, stay, item or code), outside any row that shows the scope: the query does not look at the task's scope")
+        return ("the part of the result that shows the gap also changes with a row of another item or code in the task's "
+                "scope, which leaves the requirement unmet: the query does not observe the requirement")
+
+    def tolerated(self, base: QueryResult, over: QueryResult, p_over: QueryResult, display: Any, threshold: int | None) -> bool:
+        """Whether the query's change under this perturbation is allowed (``verifier.abstention._invariance``)."""
+        if self.name == "decoy":
+            return change_tolerated(base, over, p_over, display, self.introduced, self.replaced, small_cell_threshold=threshold)
+        return nuisance_tolerated(base, over, p_over, display, self.introduced, small_cell_threshold=threshold)

@@ -63,7 +63,6 @@ qualifies when its visible base result is empty or shows an empty value
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -72,7 +71,6 @@ from sqlglot import exp
 
 from ..contract import (
     InputError,
-    WitnessTable,
     ReasonCode,
     Task,
     Trajectory,
@@ -93,7 +91,7 @@ from ..sql import (
 from ..sql import _cache as query_cache
 from ._decoy import decoy_markers, decoy_witness, item_nuisance
 from ._dialect import carried_over, dataset_now, output_matches_across
-from ._invariance import change_tolerated, nuisance_tolerated
+from ._invariance import Perturbation
 from ._evidence import (
     EvidenceQuery,
     display_key,
@@ -101,7 +99,7 @@ from ._evidence import (
     reflected_in_output,
     visible_canon,
 )
-from ._opaque import numbers_in, opaque_comparison, opaque_syntax, volatile
+from ._opaque import earlier_numbers, given_numbers, opaque_comparison, opaque_syntax, volatile
 from ._reasoning import check_reasoning
 from ._rekey import rekeyed_witness, task_named_values
 from ._small_cell import check_small_cell
@@ -228,7 +226,7 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
         if not ok:
             rec.update(status="fabricated", why=why)
             return rec
-    opaque = opaque or opaque_comparison(tree, earlier or set(), _given_numbers(task))
+    opaque = opaque or opaque_comparison(tree, earlier or set(), given_numbers(task))
     if opaque:
         rec.update(status="opaque", why=opaque)
         return rec
@@ -276,36 +274,6 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
                 rec.update(status="not_specific", why=p.why)
                 break
     return rec
-
-
-@dataclass(frozen=True)
-class Perturbation:
-    """A metamorphic perturbation of the base that leaves the task's requirement as it is.
-
-    Attributes:
-        name: ``decoy`` (the witness moved out of scope) or ``nuisance`` (another item or code in scope).
-        witness: the rows the overlay inserts.
-        introduced, replaced: values (lower-cased text) it introduced, and the task's own it replaced.
-    """
-
-    name: str
-    witness: list[WitnessTable]
-    introduced: frozenset[str]
-    replaced: frozenset[str]
-
-    @property
-    def why(self) -> str:
-        if self.name == "decoy":
-            return ("the result also changes when the witness rows are moved out of the task's scope (another patient, "
-                    "admission, stay, item or code), outside any row that shows the scope: the query does not look at the task's scope")
-        return ("the part of the result that shows the gap also changes with a row of another item or code in the task's "
-                "scope, which leaves the requirement unmet: the query does not observe the requirement")
-
-    def tolerated(self, base: QueryResult, over: QueryResult, p_over: QueryResult, display: Any, threshold: int | None) -> bool:
-        """Whether the query's change under this perturbation is allowed (``verifier.abstention._invariance``)."""
-        if self.name == "decoy":
-            return change_tolerated(base, over, p_over, display, self.introduced, self.replaced, small_cell_threshold=threshold)
-        return nuisance_tolerated(base, over, p_over, display, self.introduced, small_cell_threshold=threshold)
 
 
 _PERTURBATIONS: dict[tuple[Any, ...], list[Perturbation]] = {}
@@ -357,16 +325,6 @@ def _on_overlay(db: Path, witness: Any, safe: str, limit: float, cap: int) -> Qu
     sql = for_overlay(safe, catalog)
     return _cached(("overlay", str(db), key), sql, cap,
                    lambda: execute_checked(overlay_for(db, witness).con, sql, time_limit_s=limit, row_cap=cap))
-
-
-def _earlier_numbers(trajectory: Trajectory, step: int) -> set[float]:
-    """Numbers the agent read in the outputs of the steps before ``step`` (1-based)."""
-    return numbers_in(s.output or "" for s in trajectory.steps[: max(0, step - 1)])
-
-
-def _given_numbers(task: Task) -> set[float]:
-    """Numbers the task gives the agent: its question, and the values it names."""
-    return numbers_in([task.question, *task_named_values(task)])
 
 
 def _small_cell_threshold(task: Task) -> int | None:
@@ -438,7 +396,7 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
         raise InputError("config.db_path", str(db), "database file not found")
 
     found = extract_evidence(trajectory, getattr(parsed, "citations", None))
-    records = [_evaluate(q, db, task, trajectory.dialect, config, _earlier_numbers(trajectory, q.step))
+    records = [_evaluate(q, db, task, trajectory.dialect, config, earlier_numbers(trajectory, q.step))
                for q in found.queries]
     reasons += _aggregate(records)
     details["evidence"] = {

@@ -37,6 +37,9 @@ from typing import Iterable
 
 from sqlglot import exp
 
+from ..contract import Task, Trajectory
+from ._rekey import task_named_values
+
 #: Functions whose value changes between runs.
 VOLATILE_CLASSES = (exp.CurrentDate, exp.CurrentTime, exp.CurrentTimestamp, exp.Rand, exp.Uuid)
 VOLATILE_NAMES = frozenset({
@@ -152,3 +155,13 @@ def opaque_comparison(tree: exp.Expression, earlier: set[float], given: set[floa
                 return (f"compares {other.sql(dialect='duckdb')[:50]} with {side.sql(dialect='duckdb')}, a constant read in an "
                         "earlier output: a change of the comparison is not an observation of the requirement")
     return None
+
+
+def earlier_numbers(trajectory: Trajectory, step: int) -> set[float]:
+    """Numbers the agent read in the outputs of the steps before ``step`` (1-based)."""
+    return numbers_in(s.output or "" for s in trajectory.steps[: max(0, step - 1)])
+
+
+def given_numbers(task: Task) -> set[float]:
+    """Numbers the task gives the agent: its question, and the values it names."""
+    return numbers_in([task.question, *task_named_values(task)])
