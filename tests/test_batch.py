@@ -317,3 +317,30 @@ def test_score_command_writes_verdicts_summary_report(corrupted_file: Path, samp
     assert "reason codes by condition" in res.output
     for code in ("ANSWERED_NOISE", "NO_EVIDENCE", "EVIDENCE_NOT_SENSITIVE", "ABSTAINED_ON_CLEAN"):
         assert code in res.output
+
+
+# --- what ``trajectories`` may be (fresh-user QA) ---------------------------------------------------
+
+def test_a_path_is_read_as_a_jsonl_file_and_bare_text_is_refused(sample, demo_db: Path, tmp_path: Path):
+    """A JSONL path (``Path`` or str) is scored line by line, like its lines; a str that is not a file
+    is an InputError (iterating it used to score one character per item: 47 error records for a path)."""
+    from verifier.contract import InputError
+
+    tasks, lines = sample
+    f = tmp_path / "trajs.jsonl"
+    f.write_text("\n".join(lines[:4]) + "\n", encoding="utf-8")
+    expected = list(verify_batch(lines[:4], tasks, demo_db, backend="serial"))
+    assert list(verify_batch(f, tasks, demo_db, backend="serial")) == expected
+    assert list(verify_batch(str(f), tasks, demo_db, backend="serial")) == expected
+    with pytest.raises(InputError, match="trajectories"):
+        verify_batch(str(tmp_path / "missing.jsonl"), tasks, demo_db, backend="serial")
+    with pytest.raises(InputError, match="trajectories"):
+        verify_batch(lines[0], tasks, demo_db, backend="serial")
+
+
+def test_sandbox_unavailable_is_importable_where_the_readme_says():
+    import verifier
+    import verifier.env
+
+    assert verifier.SandboxUnavailable is verifier.env.SandboxUnavailable
+    assert issubclass(verifier.SandboxUnavailable, verifier.VerifierError)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -111,9 +112,13 @@ def run_folder(synth_db: Path, tmp_path_factory: pytest.TempPathFactory) -> tupl
 
 
 def _score(db: Path, tasks: list[Task], limits: PythonLimits) -> dict[str, list[float]]:
+    """Each episode's Python folder is made inside the run folder, right beside the database and the
+    tasks file (the policy's first search start, ``..``): the key is as close as it can be, and the
+    control below does not depend on what else the host's /tmp holds."""
     env = EHREnv(str(db), EnvConfig(max_steps=5, python=limits))
     policy = AnswerKeyPolicy()
     scores: dict[str, list[float]] = defaultdict(list)
+    saved, tempfile.tempdir = tempfile.tempdir, str(db.parent)
     try:
         for task in tasks:
             obs, _ = env.reset(task)
@@ -126,6 +131,7 @@ def _score(db: Path, tasks: list[Task], limits: PythonLimits) -> dict[str, list[
             scores[task.condition].append(reward)
     finally:
         env.close()
+        tempfile.tempdir = saved
     return scores
 
 
@@ -141,7 +147,7 @@ def test_answer_key_policy_scores_zero_under_the_sandbox(run_folder: tuple[Path,
 @pytest.mark.slow
 def test_answer_key_policy_works_where_the_file_is_reachable(run_folder: tuple[Path, list[Task]]) -> None:
     """Control: in-process isolation without the audit hook lets the same policy read the key
-    (on 10 Clean and 10 Noise tasks: its search of the host's /tmp is slow)."""
+    (on 10 Clean and 10 Noise tasks)."""
     db, tasks = run_folder
     sample = [t for t in tasks if t.condition == "clean"][:10] + [t for t in tasks if t.condition == "noise"][:10]
     scores = _score(db, sample, PythonLimits(isolation="in_process", audit_hook=False, wall_s=60))

@@ -29,6 +29,7 @@ from .contract import (
     RecordsAnswer,
     Reference,
     RulesError,
+    SandboxUnavailable,
     SourceDataError,
     Step,
     Task,
@@ -71,7 +72,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Answer", "AnswerPolicy", "BooleanAnswer", "CountAnswer", "DatetimeAnswer", "DisplayConfig",
     "InputError", "JudgeConfig", "ListAnswer", "NumberAnswer", "QuantityAnswer", "ReasonCode",
-    "RecordsAnswer", "Reference", "RulesError", "SourceDataError", "Step", "Task", "TextAnswer",
+    "RecordsAnswer", "Reference", "RulesError", "SandboxUnavailable", "SourceDataError", "Step", "Task", "TextAnswer",
     "ToolNames", "Trajectory", "UnitError", "UnmetRequirement", "UnsafeQueryError", "Verdict", "VerifierError",
     "VerifyConfig", "WitnessTable", "from_chat_messages", "json_schemas", "load_tasks", "parse",
     "read_jsonl", "read_log", "validate", "verify", "verify_batch", "write_schemas", "__version__",

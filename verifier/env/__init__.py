@@ -14,9 +14,11 @@ from .actions import Action, parse_action
 from .checker import Env, EnvCheckError, check_env, hidden_leaks
 from .ehr_env import TOOLS, EHREnv, EnvConfig
 from .instructions import EVIDENCE_CHECK_INSTRUCTION, SHARED_INSTRUCTIONS
+from ..contract import SandboxUnavailable
 from .sandbox import PythonLimits, PythonResult, PythonSandbox
 
 __all__ = [
+    "SandboxUnavailable",
     "Action", "EHREnv", "EVIDENCE_CHECK_INSTRUCTION", "Env", "EnvCheckError", "EnvConfig", "PythonLimits",
     "PythonResult", "PythonSandbox", "SHARED_INSTRUCTIONS", "TOOLS", "check_env", "hidden_leaks", "parse_action",
 ]

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
 from ..contract import InputError, VerifyConfig
-from ._items import Record, _chunks, as_task_map
+from ._items import Record, _chunks, as_task_map, iter_lines
 from ._pool import _ProcessPool, _SerialPool
 from ._worker import DEFAULT_CACHE_ENTRIES, Scorer, default_scorer, make_state
 
@@ -199,7 +199,8 @@ def verify_batch(
 
     Args:
         trajectories: raw JSONL lines (str/bytes), dicts or ``Trajectory``
-            models; consumed lazily.
+            models, consumed lazily; or the path of a JSONL file (``Path``, or a str naming
+            an existing file), read line by line.
         tasks: ``{task_id: Task}``, an iterable of Tasks, or a tasks JSONL path.
         db: DuckDB file for evidence re-execution (read-only).
         workers: worker count (same output for any value).
@@ -216,6 +217,7 @@ def verify_batch(
     Raises:
         InputError: bad tasks or options (before any item is read).
     """
+    trajectories = _items_of(trajectories)
     bv = BatchVerifier(tasks, db, workers=workers, backend=backend, config=config, **options)
     return _drain(bv, trajectories, as_json)
 
@@ -223,3 +225,31 @@ def verify_batch(
 def _drain(bv: BatchVerifier, trajectories: Iterable[Any], as_json: bool) -> Iterator[Any]:
     with bv:
         yield from (bv.score_lines(trajectories) if as_json else bv.score(trajectories))
+
+
+def _items_of(trajectories: Any) -> Iterable[Any]:
+    """``trajectories`` as an iterable of items: a path (``Path`` or an existing file named by a str) is
+    read as a JSONL file, line by line (``_jsonl.iter_lines``); a str or bytes that is not a file is
+    refused, since iterating it would score one character per item.
+
+    Raises:
+        InputError: ``trajectories`` is text that is not the path of an existing file.
+    """
+    import os
+
+    if isinstance(trajectories, os.PathLike) or (isinstance(trajectories, str) and _is_file(trajectories)):
+        return iter_lines(trajectories)
+    if isinstance(trajectories, (str, bytes, bytearray)):
+        raise InputError("trajectories", str(trajectories)[:80],
+                         "expected an iterable of items (JSON lines, dicts, Trajectory models) or the path of a JSONL file")
+    return trajectories
+
+
+def _is_file(text: str) -> bool:
+    """Whether ``text`` names an existing file (a JSON line is not a path: too long, or not a file)."""
+    if "\n" in text or len(text) > 4096:
+        return False
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # e.g. a name component over 255 bytes, a NUL byte
+        return False

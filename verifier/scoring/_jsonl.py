@@ -2,30 +2,12 @@
 
 from __future__ import annotations
 
-import codecs
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from ..contract import VerifyConfig
 from ._batch import Backend, verify_batch
-
-
-def iter_lines(path: str | Path) -> Iterator[bytes]:
-    """The lines of a JSONL file as bytes, without their line ending (every line, blank ones included).
-
-    Lines end at ``\n`` only (JSON Lines; a ``\r`` inside a line is JSON
-    whitespace, and ``\r\n`` endings lose their ``\r``). A UTF-8 byte-order
-    mark at the start of the file is dropped. Bytes are not decoded here: a
-    line that is not UTF-8 gets its own error record when scored.
-
-    Raises:
-        OSError: the file cannot be read.
-    """
-    with open(path, "rb") as fh:
-        for n, line in enumerate(fh):
-            if line.endswith(b"\n"):
-                line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
-            yield line[3:] if n == 0 and line.startswith(codecs.BOM_UTF8) else line
+from ._items import iter_lines
 
 
 def verify_file(
