@@ -12,11 +12,27 @@ number, count, quantity or datetime Answer is ambiguous, and fails with
   (after unit conversion for quantities: ``5.2 mmol/L (5.2 mEq/L)`` is one
   value). A range ``a-b`` is two candidates.
 
-Context is not a candidate: dates beside a number (masked out), step
-citations (``[step 3]``), numbers written after an identifier word
-(``Patient 10000032:``, ``admission 22595853``, ``#``, ``id``), a year
-after ``in``/``during``/``since``/... (``5 admissions in 2180``), and, for
-quantities, numbers without a unit when some number carries one.
+The value is the number the Answer states as its answer; context is not a
+candidate (issue 17, kind 1):
+
+- dates beside a number (masked out), step citations (``[step 3]``), numbers
+  written after an identifier word (``Patient 10000032:``, ``admission
+  22595853``, ``#``, ``id``), a year after ``in``/``during``/``since``/...
+  (``5 admissions in 2180``), and, for quantities, numbers without a unit
+  when some number carries one;
+- numbers inside a unit or time phrase: ``per 24 hours``, ``every 8 hours``,
+  ``/24 h``, ``within 48 hours``, ``in the first 24 hours``, ``for 3 days``;
+- scales and reference ranges: ``on the 1-4 scale``, ``scale of 1 to 4``,
+  ``out of 4``, ``(normal 3.5-5.0)``; a time of day (``at 06:00``); a sample
+  size ``n = 35``;
+- counts of the data behind the value (``commit.candidates``): a number
+  followed by a data noun (``35 admissions``, ``14 events``, ``3 ICU stays``)
+  is context when another number is the value, unless it counts the same
+  noun as the value (``5 patients, 6 patients`` stays two candidates).
+
+These are masked (``mask_context``) before hedge words are looked for, so a
+scale's ``1-4`` is not a range; everything else, including a second number in
+a parenthetical, is still a candidate.
 """
 
 from __future__ import annotations
@@ -38,11 +54,75 @@ _YEAR_BEFORE = re.compile(r"(?i)\b(?:in|during|since|year|before|after|until|of)
 _YEAR = re.compile(r"\d{4}(?!\d|\.\d)")
 
 
+_N = r"[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_TIME_UNIT = (r"(?:h|hrs?|hours?|min|mins|minutes?|d|days?|wks?|weeks?|mo|months?|yrs?|years?|s|secs?|seconds?)"
+              r"(?![A-Za-z])")
+_SPAN = rf"{_N}(?:\s*(?:-|–|to)\s*{_N})?"
+#: Context phrases that hold numbers (module docstring); blanked by ``mask_context``.
+_CONTEXT = re.compile(
+    "|".join((
+        # unit/time phrases: "per 24 hours", "every 8 hours", "in the first 24 h", "/24h", "for 3 days"
+        rf"(?i:\b(?:per|every|each|over|within|during|for|after|before|in(?:\s+the)?\s+(?:first|last|past|next)|"
+        rf"(?:the\s+)?(?:first|last|past|next))\s+(?:the\s+)?{_SPAN}\s*-?\s*{_TIME_UNIT})",
+        rf"(?i:/\s*{_N}\s*-?\s*{_TIME_UNIT})",
+        # scales: "on the 1-4 scale", "1–4 point scale", "scale of 1 to 4", "out of 4"
+        rf"(?i:(?:\b(?:on|in)\s+(?:the|a)\s+)?{_N}\s*(?:-|–|to)\s*{_N}\s*(?:-?\s*point\s*)?scale\b)",
+        rf"(?i:\bscale\s*(?:of|from)?\s*[:=]?\s*{_N}\s*(?:-|–|to)\s*{_N})",
+        rf"(?i:\bout\s+of\s+(?:a\s+(?:possible|maximum)\s+(?:of\s+)?)?{_N})",
+        # reference ranges: "(normal 3.5-5.0)", "reference range: 3.5 to 5.0"
+        rf"(?i:\b(?:normal|reference|ref\.?)\s*(?:range|interval|limits?|values?)?\s*(?:is|was|of|:|=)?\s*"
+        rf"{_N}\s*(?:-|–|to)\s*{_N})",
+        # a time of day; a sample size
+        r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp]\.?[Mm]\b\.?)?(?![\d:])",
+        rf"(?i:\bn\s*=\s*{_N})",
+    ))
+)
+_HAS_DIGIT = re.compile(r"\d")
+_RANGE_GAP = re.compile(r"\s*(?:-|–|—|to|through)\s*", re.I)
+_DATA_NOUN = re.compile(
+    r"(?i)\s*(?:[A-Za-z][\w-]*\s+)?"  # one qualifier ("eligible", "ICU", "lab")
+    r"(admission|patient|stay|event|measurement|value|result|record|row|draw|test|sample|observation|reading|"
+    r"dose|administration|prescription|order|entr(?:y|ie)|encounter|visit|case|subject|lab|chart|item|episode|"
+    r"specimen|culture|transfer|unit)s?\b"
+)
+
+
+def _blank(m: re.Match) -> str:
+    return " " * len(m.group())
+
+
 def mask_context(text: str) -> str:
-    """``text`` with step citations blanked (same length, so spans still line up)."""
-    if "tep" not in text and "TEP" not in text:
+    """``text`` with step citations and context phrases (unit/time phrases, scales,
+    reference ranges, times of day, ``n = 35``) blanked; same length, so spans
+    still line up."""
+    if ("tep" in text or "TEP" in text) and ("[" in text or "(" in text):
+        text = _CITE.sub(_blank, text)
+    if _HAS_DIGIT.search(text) is None:
         return text
-    return _CITE.sub(lambda m: " " * len(m.group()), text)
+    return _CONTEXT.sub(_blank, text)
+
+
+def data_noun(text: str, end: int) -> str | None:
+    """The data noun counted by the number ending at ``end`` (``35 admissions`` ->
+    ``admission``), singular and lower-case, else ``None``."""
+    m = _DATA_NOUN.match(text, end)
+    return m[1].casefold().replace("entrie", "entry") if m else None
+
+
+def candidates(text: str, toks: list) -> list:
+    """The tokens (``.start``/``.end`` spans in ``text``, already masked) that are
+    candidate values: identifiers, citations and years dropped
+    (``is_context_number``), then counts of the data behind the value (module
+    docstring). Returns the tokens in order (possibly empty)."""
+    toks = [t for t in toks if not is_context_number(text, t.start)]
+    if len(toks) < 2:
+        return toks
+    nouns = [data_noun(text, t.end) for t in toks]
+    for i in range(1, len(toks)):  # a range ("5-6 admissions") is two candidates, never context
+        if _RANGE_GAP.fullmatch(text, toks[i - 1].end, toks[i].start):
+            nouns[i - 1] = nouns[i] = None
+    value = next((i for i, n in enumerate(nouns) if n is None), 0)
+    return [t for i, t in enumerate(toks) if i == value or nouns[i] is None or nouns[i] == nouns[value]]
 
 
 def hedge_word(text: str) -> str | None:

@@ -26,7 +26,8 @@ Percent: ``35.2%`` may stand for 0.352 only when the reference is a
 proportion (``0 <= value <= 1``); ``183%`` never matches 1.83.
 
 Quantities: the numbers in the Answer that carry a unit are the candidates
-(else every number); identifiers and step citations are context.
+(else every number); identifiers, step citations, unit/time phrases, scales
+and counts of the data behind the value are context (``verifier.match.commit``).
 Text right after a unitless number that looks like a unit but does not parse
 (``27 foo``: a word of at most 6 characters, or containing ``/``, that is not
 an English function word) is ``INCOMPATIBLE_UNIT``, never "missing". It is converted to the reference
@@ -58,7 +59,7 @@ from ..contract import (
     load_toml,
 )
 from ..units import linear_converter, same_unit
-from .commit import ambiguous, hedge_word, is_context_number, mask_context
+from .commit import ambiguous, candidates, hedge_word, mask_context
 from .extract import (
     _STOP,
     _quantities_cached,
@@ -132,7 +133,7 @@ def _hedged(text: str, **base) -> MatchResult | None:
 def _candidates(text: str) -> tuple[str, list]:
     """(citation-masked text, its numbers that are not identifiers)."""
     masked = mask_context(text)
-    return masked, [t for t in extract_numbers(masked) if not is_context_number(masked, t.start)]
+    return masked, candidates(masked, extract_numbers(masked))
 
 
 _PLAIN_INT = re.compile(r"\s*(?:\d{1,3}(?:,\d{3})+|\d+)\s*")
@@ -251,7 +252,7 @@ def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> Matc
     if bad is not None:
         return bad
     masked = mask_context(text)
-    toks = [t for t in _quantities_cached(masked) if not is_context_number(masked, t.start)] or list(toks)
+    toks = candidates(masked, list(_quantities_cached(masked))) or list(toks)
     with_unit = [t for t in toks if t.unit]
     cands = with_unit or toks
     results = []
