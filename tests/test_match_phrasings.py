@@ -121,3 +121,101 @@ def test_kind1_a_changed_value_never_matches(value, other, phrase, n, m):
     if round(other, 2) != round(value, 2):
         assert not _match(f"Answer: {other:.2f}{tail}", ref).ok
         assert not _match(f"Answer: {other:.2f} or {value:.2f}{tail}", ref).ok
+
+
+# ---------------------------------------------------------------- kind 2: a text answer with a qualifying detail
+from verifier.contract import TextAnswer  # noqa: E402
+
+LINE = TextAnswer(value="Right Basilic Lower Arm")
+HOME = TextAnswer(value="HOME")
+ECOLI = TextAnswer(value="ESCHERICHIA COLI")
+
+KIND2_MATCH = [
+    ("Answer: Right Basilic Lower Arm (location category: Peripheral)", LINE),
+    ("Answer: Right Basilic Lower Arm - charted on the first line insertion", LINE),
+    ("Answer: Right Basilic Lower Arm; site recorded for order 4", LINE),
+    ("Answer: HOME (discharged 2150-06-07)", HOME),
+    ("Answer: HOME, as recorded in admissions.discharge_location", HOME),
+    ("Answer: **HOME** (discharge_location = HOME)", HOME),
+    ("Answer: E. coli (ESCHERICHIA COLI)", ECOLI),
+    ("Answer: ESCHERICHIA COLI (E. coli)", ECOLI),
+    ("Answer: ESCHERICHIA COLI, 2 isolates from the first urine culture", ECOLI),
+]
+
+
+@pytest.mark.parametrize("response,ref", KIND2_MATCH)
+def test_kind2_text_with_qualifying_detail_matches(response, ref):
+    res = _match(response, ref)
+    assert res.ok, res.details
+
+
+KIND2_STILL_FAIL = [
+    ("Answer: HOME (or SKILLED NURSING FACILITY)", HOME),
+    ("Answer: HOME (SKILLED NURSING FACILITY)", HOME),
+    ("Answer: SKILLED NURSING FACILITY (HOME)", HOME),
+    ("Answer: HOME, SKILLED NURSING FACILITY", HOME),
+    ("Answer: HOME (probably)", HOME),
+    ("Answer: HOME HEALTH CARE (discharged 2150-06-07)", HOME),
+    ("Answer: Left Basilic Lower Arm (location category: Peripheral)", LINE),
+    ("Answer: K. pneumoniae (KLEBSIELLA PNEUMONIAE)", ECOLI),
+    ("Answer: E. coli (KLEBSIELLA PNEUMONIAE)", ECOLI),
+]
+
+
+@pytest.mark.parametrize("response,ref", KIND2_STILL_FAIL)
+def test_kind2_alternatives_hedges_and_other_values_still_fail(response, ref):
+    res = _match(response, ref)
+    assert not res.ok and res.reasons == (ReasonCode.WRONG_VALUE,), res.details
+
+
+_WORDS = st.sampled_from(["HOME", "REHAB", "HOSPICE", "ICU", "Right", "Left", "Arm", "Basilic", "Femoral", "Radial",
+                          "Subclavian", "Lower", "Upper", "ESCHERICHIA", "KLEBSIELLA", "COLI", "AUREUS"])
+_DETAILS = ["(location category: Peripheral)", "(discharged 2150-06-07)", "- charted 3 times", "; recorded at 08:00",
+            "(2 isolates)", ", as recorded in the table"]
+
+
+@SETTINGS
+@given(st.lists(_WORDS, min_size=1, max_size=4), st.lists(_WORDS, min_size=1, max_size=4), st.sampled_from(_DETAILS))
+def test_kind2_a_changed_value_never_matches(words, other, detail):
+    """A qualifying detail keeps the reference matching and never makes another value match."""
+    ref = " ".join(words)
+    assert _match(f"Answer: {ref} {detail}", TextAnswer(value=ref)).ok
+    sub = " ".join(other)
+    if sorted(s.casefold() for s in other) != sorted(w.casefold() for w in words):
+        from verifier.match.text import text_equivalent
+
+        if not text_equivalent(sub, ref)[0]:  # the bare value does not match: the detail must not change that
+            assert not _match(f"Answer: {sub} {detail}", TextAnswer(value=ref)).ok
+
+
+# ---------------------------------------------------------------- kind 6: meaning in symbols and prefixes
+KIND6_DIFFERENT = [
+    ("STAPH AUREUS COAG +", "STAPH AUREUS COAG -"),
+    ("STAPH AUREUS COAG (+)", "STAPH AUREUS COAG (-)"),
+    ("Platelet count <150", "Platelet count >150"),
+    ("Troponin T >=0.01", "Troponin T <=0.01"),
+    ("Hypokalemia, unspecified type in adults", "Hyperkalemia, unspecified type in adults"),
+    ("Hypoglycemia due to type 2 diabetes mellitus", "Hyperglycemia due to type 2 diabetes mellitus"),
+    ("Preoperative evaluation of chronic anemia", "Postoperative evaluation of chronic anemia"),
+    ("Pre-op evaluation of chronic anemia status", "Post-op evaluation of chronic anemia status"),
+    ("SEPTICEMIA OR SEVERE SEPSIS W/O MV 96+ HOURS W MCC", "SEPTICEMIA OR SEVERE SEPSIS W MV 96+ HOURS W MCC"),
+    ("SEPTICEMIA OR SEVERE SEPSIS W MV 96+ HOURS W MCC", "SEPTICEMIA OR SEVERE SEPSIS W MV 96 HOURS W MCC"),
+    ("Methicillin resistant Staphylococcus aureus infection", "Methicillin susceptible Staphylococcus aureus infection"),
+]
+
+
+@pytest.mark.parametrize("submitted,reference", KIND6_DIFFERENT)
+def test_kind6_meaning_in_symbols_is_not_normalised_away(submitted, reference):
+    assert not _match(f"Answer: {submitted}", TextAnswer(value=reference)).ok
+    assert not _match(f"Answer: {reference}", TextAnswer(value=submitted)).ok
+
+
+@pytest.mark.parametrize("submitted,reference", [
+    ("STAPH AUREUS COAG +", "STAPH AUREUS COAG POSITIVE"),
+    ("STAPH AUREUS COAG -", "staph aureus coag negative"),
+    ("STAPH AUREUS COAG POS", "STAPH AUREUS COAG +"),
+    ("Platelet count < 150", "platelet count <150"),
+    ("SEPTICEMIA OR SEVERE SEPSIS W/O MV 96+ HOURS W MCC", "Septicemia or severe sepsis w/o MV 96+ hours w MCC"),
+])
+def test_kind6_same_symbol_spelled_otherwise_still_matches(submitted, reference):
+    assert _match(f"Answer: {submitted}", TextAnswer(value=reference)).ok

@@ -1,17 +1,41 @@
 """Text and booleans.
 
-Text matches when, after normalisation (case-folded, Markdown and punctuation
-removed except ``/ % . -`` inside words, whitespace collapsed):
+Normalisation (``normalise_text``): case-folded, Markdown removed, symbols that
+carry meaning spelled out (issue 17 kind 6: ``+`` is ``positive`` and ``96+``
+is ``96 plus``; a trailing ``-`` (``COAG -``, ``(-)``) is ``negative``; ``<``
+``>`` ``<=`` ``>=`` ``±`` are ``lt`` ``gt`` ``le`` ``ge`` ``pm``; ``pos``/``neg``
+are ``positive``/``negative``), other punctuation removed except ``/ % . -``
+inside words, whitespace collapsed.
+
+Text matches when, after normalisation:
 1. the strings are equal, or
 2. both belong to one synonym group of ``rules/synonyms.toml`` ``[text]``, or
 3. rapidfuzz ``token_sort_ratio`` >= ``answer_policy.text_threshold`` AND the
    numbers in both strings are the same (so "aspirin 81 mg" never fuzzily
-   matches "aspirin 325 mg").
+   matches "aspirin 325 mg") AND the meaning words agree
+   (``[text.opposites]``: the ``markers`` such as ``positive``, ``not``,
+   ``w/o`` occur as often on both sides, and no differing word pair is an
+   opposite pair (``left``/``right``) or differs by opposite prefixes
+   (``hypo``/``hyper``, ``pre``/``post``, ``non``/none)).
+
+A text Answer may carry a qualifying detail (issue 17 kind 2): when the whole
+Answer does not match, its head (the text before a parenthesis, or before a
+`` - `` / ``:`` / ``;`` / ``,`` separator) is compared instead, provided the
+detail qualifies: it has no hedge word (``[text.detail] hedges``: ``or``,
+``maybe``, ``not``...) and it is a label (``location category: Peripheral``),
+holds a number or date (``discharged 2150-06-07``), starts with a qualifier
+word (``[text.detail] openers``), or names the head again (an alias,
+abbreviation or acronym of it). A bare alternative (``HOME (SNF)``,
+``HOME, SNF``) does not qualify: that Answer states two values. A
+parenthetical that matches is accepted when the head is the same entity
+written shorter (``E. coli (ESCHERICHIA COLI)``, ``CCU (Coronary Care
+Unit)``).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
 
 from rapidfuzz import fuzz
@@ -23,24 +47,77 @@ from .result import MatchResult, failure, success
 _PUNCT = re.compile(r"[^\w\s/%.\-]|(?<!\w)[.\-]|[.\-](?!\w)")
 _SPACE = re.compile(r"\s+")
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_SYMBOLS = (
+    (re.compile(r"<=|≤|=<"), " le "), (re.compile(r">=|≥|=>"), " ge "), (re.compile(r"\+/-|±"), " pm "),
+    (re.compile(r"<"), " lt "), (re.compile(r">"), " gt "),
+    (re.compile(r"(?<=\d)\+"), " plus "), (re.compile(r"\+"), " positive "),
+    (re.compile(r"(?:(?<=\w)|(?<=\s)|(?<=\())-(?=\s*(?:$|[),;\]]))"), " negative "),
+)
+_HAS_SYMBOL = re.compile(r"[<>≤≥±+]|-\s*(?:$|[),;\]])")
+_ABBREV = {"pos": "positive", "neg": "negative"}
 
 
 @lru_cache(maxsize=65536)
 def normalise_text(text: str) -> str:
-    """Case-fold, drop Markdown/punctuation, collapse whitespace (cached)."""
+    """Case-fold, drop Markdown, spell out meaningful symbols, drop other
+    punctuation, collapse whitespace (cached; see module docstring)."""
     s = text.replace("**", " ").replace("__", " ").replace("`", " ").casefold()
+    if _HAS_SYMBOL.search(s):
+        for pattern, word in _SYMBOLS:
+            s = pattern.sub(word, s)
     s = _PUNCT.sub(" ", s)
-    return _SPACE.sub(" ", s).strip()
+    words = _SPACE.sub(" ", s).strip().split(" ")
+    return " ".join(_ABBREV.get(w, w) for w in words)
+
+
+@lru_cache(maxsize=1)
+def _text_rules() -> dict:
+    return load_toml("synonyms.toml").get("text", {})
 
 
 @lru_cache(maxsize=1)
 def _synonyms() -> dict[str, int]:
-    groups = load_toml("synonyms.toml").get("text", {}).get("groups", [])
+    groups = _text_rules().get("groups", [])
     out: dict[str, int] = {}
     for i, group in enumerate(groups):
         for name in group:
             out.setdefault(normalise_text(name), i)
     return out
+
+
+@lru_cache(maxsize=1)
+def _opposites() -> tuple[frozenset, frozenset, tuple]:
+    rules = _text_rules().get("opposites", {})
+    words = frozenset(frozenset((a, b)) for a, b in rules.get("words", []))
+    markers = frozenset(rules.get("markers", []))
+    prefixes = tuple((a, b) for a, b in rules.get("prefixes", []))
+    return words, markers, prefixes
+
+
+def _opposite_prefix(x: str, y: str, prefixes: tuple) -> bool:
+    for p1, p2 in prefixes:
+        for a, b in ((x, y), (y, x)):
+            if a.startswith(p1) and b.startswith(p2):
+                stem = a[len(p1):]
+                if len(stem) >= 3 and b[len(p2):] == stem:
+                    return True
+    return False
+
+
+def meaning_differs(a: str, b: str) -> str | None:
+    """Why two normalised texts differ in meaning (a sign, a negation, an
+    opposite word or prefix; ``[text.opposites]``), else ``None``."""
+    words, markers, prefixes = _opposites()
+    ta, tb = Counter(a.split()), Counter(b.split())
+    for m in markers:
+        if ta[m] != tb[m]:
+            return f"{m!r} on one side only"
+    only_a, only_b = ta - tb, tb - ta
+    for x in only_a:
+        for y in only_b:
+            if frozenset((x, y)) in words or _opposite_prefix(x, y, prefixes):
+                return f"{x!r} vs {y!r}"
+    return None
 
 
 @lru_cache(maxsize=65536)
@@ -54,14 +131,87 @@ def text_equivalent(sub: str, ref: str, threshold: float = 90.0) -> tuple[bool, 
     if ga is not None and ga == gb:
         return True, "synonyms", 100.0
     score = fuzz.token_sort_ratio(a, b)
-    if score >= threshold and sorted(_DIGITS.findall(a)) == sorted(_DIGITS.findall(b)):
-        return True, f"fuzzy token_sort_ratio {score:.1f} >= {threshold:g}", score
-    return False, f"token_sort_ratio {score:.1f} < {threshold:g}" if score < threshold else "numbers differ", score
+    if score < threshold:
+        return False, f"token_sort_ratio {score:.1f} < {threshold:g}", score
+    if sorted(_DIGITS.findall(a)) != sorted(_DIGITS.findall(b)):
+        return False, "numbers differ", score
+    why = meaning_differs(a, b)
+    if why is not None:
+        return False, f"meaning differs: {why}", score
+    return True, f"fuzzy token_sort_ratio {score:.1f} >= {threshold:g}", score
+
+
+# ---------------------------------------------------------------- qualifying detail (kind 2)
+_PAREN = re.compile(r"\s*[(\[]([^()\[\]]*)[)\]]")
+_SEPARATOR = re.compile(r"\s+[-–—]\s+|\s*[:;,]\s+|\s*[(\[]")
+_LABEL = re.compile(r"\w\s*[:=]\s*\S")
+_MAX_SPLITS = 8
+
+
+@lru_cache(maxsize=1)
+def _detail_words() -> tuple[frozenset, frozenset]:
+    rules = _text_rules().get("detail", {})
+    return frozenset(rules.get("hedges", [])), frozenset(rules.get("openers", []))
+
+
+def same_entity(short: str, long: str, threshold: float = 90.0) -> bool:
+    """``short`` names ``long`` again: equivalent text, an abbreviation
+    (``E. coli`` / ``Escherichia coli``: each word a prefix of the word in the
+    same place) or an acronym (``CCU`` / ``Coronary Care Unit``)."""
+    if text_equivalent(short, long, threshold)[0]:
+        return True
+    a, b = normalise_text(short).replace(".", " ").split(), normalise_text(long).replace(".", " ").split()
+    if not a or not b:
+        return False
+    if len(a) == len(b) and all(y.startswith(x) for x, y in zip(a, b)) and a != b:
+        return True
+    initials = "".join(w[0] for w in b if w not in ("of", "and", "the"))
+    return len(a) == 1 and len(a[0]) >= 2 and a[0] in (initials, "".join(w[0] for w in b))
+
+
+def detail_qualifies(detail: str, head: str, threshold: float = 90.0) -> bool:
+    """Whether ``detail`` (the text after a text Answer's head) only qualifies it
+    (see module docstring)."""
+    hedges, openers = _detail_words()
+    norm = normalise_text(detail)
+    words = norm.split()
+    if not words:
+        return True
+    if any(w in hedges for w in words) or "?" in detail or "/" in detail.strip()[:1]:
+        return False
+    if _LABEL.search(detail) or any(ch.isdigit() for ch in detail) or words[0] in openers:
+        return True
+    return same_entity(detail, head, threshold) or same_entity(head, detail, threshold)
+
+
+def _head_matches(text: str, ref: str, threshold: float) -> str | None:
+    """How ``text`` matches ``ref`` through a qualifying detail, else ``None``."""
+    paren = _PAREN.search(text)
+    if paren is not None:
+        head, inner = text[: paren.start()].strip(), paren[1].strip()
+        rest = text[paren.end():].strip(" .;,")
+        if head and inner and not rest and text_equivalent(inner, ref, threshold)[0] \
+                and same_entity(head, inner, threshold):
+            return "the parenthesis names the reference; the head abbreviates it"
+    for n, sep in enumerate(_SEPARATOR.finditer(text)):
+        if n >= _MAX_SPLITS:
+            break
+        head, detail = text[: sep.start()].strip(), text[sep.start():].strip()
+        if not head or not text_equivalent(head, ref, threshold)[0]:
+            continue
+        if detail_qualifies(detail.strip(" -–—:;,()[]"), head, threshold):
+            return "the head matches; the rest is a qualifying detail"
+        return None
+    return None
 
 
 def match_text(text: str, ref: TextAnswer, threshold: float) -> MatchResult:
-    """Compare free text with the reference text."""
+    """Compare free text with the reference text (see module docstring)."""
     ok, how, score = text_equivalent(text, ref.value, threshold)
+    if not ok:
+        via = _head_matches(text, ref.value, threshold)
+        if via is not None:
+            ok, how = True, via
     base = {"compared": "text", "reference": ref.value, "submitted": text[:200], "how": how}
     return success(**base) if ok else failure(ReasonCode.WRONG_VALUE, **base)
 
