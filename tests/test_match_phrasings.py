@@ -29,6 +29,16 @@ from verifier.match.dispatch import match_answer
 from verifier.parse import parse
 
 POL = AnswerPolicy()
+
+
+@pytest.fixture(scope="module")
+def synthetic_tasks(synth_db) -> list:
+    """Tasks built from the synthetic default hospital (seed 0)."""
+    from verifier.construction import make_tasks
+
+    return make_tasks(synth_db, seed=0)[0]
+
+
 SETTINGS = settings(max_examples=120, deadline=None)
 
 
@@ -219,3 +229,62 @@ def test_kind6_meaning_in_symbols_is_not_normalised_away(submitted, reference):
 ])
 def test_kind6_same_symbol_spelled_otherwise_still_matches(submitted, reference):
     assert _match(f"Answer: {submitted}", TextAnswer(value=reference)).ok
+
+
+# ---------------------------------------------------------------- kind 7: insulin and heparin units
+INSULIN_RATE = QuantityAnswer(value=4, unit="units/hr", decimals=0)
+INSULIN_POL = AnswerPolicy(analyte="Insulin", db_unit="units/hr")
+HEPARIN = QuantityAnswer(value=5000, unit="UNIT", decimals=0)
+HEPARIN_POL = AnswerPolicy(analyte="Heparin Sodium", db_unit="UNIT")
+HEPARIN_RATE = QuantityAnswer(value=18, unit="U/kg/hr", decimals=0)
+
+KIND7_MATCH = [
+    ("Answer: 4 U/hr", INSULIN_RATE, INSULIN_POL),
+    ("Answer: 4 U/h", INSULIN_RATE, INSULIN_POL),
+    ("Answer: 4 IU/hr", INSULIN_RATE, INSULIN_POL),
+    ("Answer: 4 unit/hr", INSULIN_RATE, INSULIN_POL),
+    ("Answer: 4 units per hour", INSULIN_RATE, INSULIN_POL),
+    ("Answer: 5000 U", HEPARIN, HEPARIN_POL),
+    ("Answer: 5,000 IU", HEPARIN, HEPARIN_POL),
+    ("Answer: 5000 units", HEPARIN, HEPARIN_POL),
+    ("Answer: 18 units/kg/hr", HEPARIN_RATE, HEPARIN_POL),
+    ("Answer: 18 unit/kg/h", HEPARIN_RATE, HEPARIN_POL),
+    ("Answer: 18 IU/kg/hr", HEPARIN_RATE, HEPARIN_POL),
+]
+
+
+@pytest.mark.parametrize("response,ref,policy", KIND7_MATCH)
+def test_kind7_insulin_and_heparin_units_are_one_unit(response, ref, policy):
+    res = _match(response, ref, policy)
+    assert res.ok, res.details
+
+
+KIND7_STILL_FAIL = [
+    ("Answer: 5 U/hr", INSULIN_RATE, INSULIN_POL, ReasonCode.WRONG_VALUE),
+    ("Answer: 4 U", INSULIN_RATE, INSULIN_POL, ReasonCode.INCOMPATIBLE_UNIT),  # a dose is not a rate
+    ("Answer: 4 units/min", INSULIN_RATE, INSULIN_POL, ReasonCode.WRONG_UNIT),  # 240 units/hr
+    ("Answer: 4 mg/hr", INSULIN_RATE, INSULIN_POL, ReasonCode.INCOMPATIBLE_UNIT),
+    ("Answer: 5000 mg", HEPARIN, HEPARIN_POL, ReasonCode.INCOMPATIBLE_UNIT),
+    ("Answer: 4 U/hr", INSULIN_RATE, AnswerPolicy(), ReasonCode.INCOMPATIBLE_UNIT),  # no drug named: U stays the enzyme unit
+]
+
+
+@pytest.mark.parametrize("response,ref,policy,reason", KIND7_STILL_FAIL)
+def test_kind7_other_values_doses_and_units_still_fail(response, ref, policy, reason):
+    res = _match(response, ref, policy)
+    assert res.reasons == (reason,), res.details
+
+
+@pytest.mark.parametrize("medication,analyte", [
+    ("Insulin", "insulin"), ("Heparin", "heparin"), ("Heparin Sodium", "heparin"), ("Insulin Glargine", "insulin"),
+    ("Metoprolol Tartrate", None),
+])
+def test_kind7_medication_dose_tasks_name_their_drug_as_analyte(medication, analyte):
+    """Construction: a medication dose task carries its drug as the analyte, so an insulin or
+    heparin dose in U matches its reference in units (and nothing is bridged for other drugs)."""
+    from verifier.construction.engine import _policy
+    from verifier.construction.spec import load_programs
+
+    spec = next(p for p in load_programs() if p.name == "med_first_dose_missing")
+    policy = _policy(spec, {"medication": medication}, QuantityAnswer(value=5000, unit="UNIT", decimals=2))
+    assert policy.analyte == analyte

@@ -12,7 +12,8 @@ Rules (documented, tested in tests/test_parse_extract.py):
 - Quantities: a number followed by a unit (``5.2 mEq/L``, ``98.6 °F``,
   ``7.5 x10^9/L``, ``120 mm Hg``, ``35.2%``). The unit is the longest run of
   up to three following words that ``parse_unit`` accepts; English function
-  words (``in``, ``at``, ``on``...) are never units in free text.
+  words (``in``, ``at``, ``on``...) are never units in free text, except
+  ``per`` between two unit words (``4 units per hour`` is ``4 units/hour``).
 - Dates/datetimes: ISO ``2180-07-23[ T14:00[:00]]`` (and ``2180-07`` at month
   precision), US ``07/23/2180``
   (day-first when the first field exceeds 12), ``July 23, 2180``,
@@ -68,6 +69,7 @@ _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.*\S)\s*$")
 _LIST_SPLIT = re.compile(r"\s*;\s*|\s*,\s*(?:and\s+)?|\s+and\s+")
 _MD_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _UNIT_WORD = re.compile(r"\S+")
+_PER = re.compile(r"\s+per\s+", re.I)
 _STOP = frozenset(
     "in at on of to a an and or the per by for from with is was were be as it its this that which "
     "were than then if patient patients admission admissions".split()
@@ -261,13 +263,16 @@ def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
     words = list(_UNIT_WORD.finditer(rest, lead))[:3]
     for n in range(len(words), 0, -1):
         cand = rest[words[0].start(): words[n - 1].end()].rstrip(".,;:)")
-        if not cand or any(w.group().casefold().strip(".,;:") in _STOP for w in words[:n]):
+        folded = [w.group().casefold().strip(".,;:") for w in words[:n]]
+        per = n == 3 and folded[1] == "per"  # "units per hour" is units/hour
+        if not cand or any(w in _STOP for i, w in enumerate(folded) if not (per and i == 1)):
             continue
         if not re.match(r"[A-Za-zµμ°º%#/\[{]|[x×]\s*10|10[*^]", cand):
             continue
-        if not is_unit_spelling(cand):
+        unit = _PER.sub("/", cand) if per else cand
+        if not is_unit_spelling(unit):
             continue
-        return cand, pos + words[0].start() + len(cand)
+        return unit, pos + words[0].start() + len(cand)
     return None, pos
 
 

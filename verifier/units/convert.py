@@ -34,6 +34,7 @@ _UCUM_LIKE = re.compile(r"[\[\]{}]|[A-Za-z\]][-+]?\d|[A-Za-z\]]\.[A-Za-z\[(]|^10
 _TEN_POW = re.compile(r"(?:^|(?<=[\s(*/]))(?:[x×*]\s*)?10\s*(?:\^|\*\*|\*|E|e)\s*([+-]?\d+)")
 _TEN_POW_LEAD = re.compile(r"^[x×]\s*10\s*(?:\^|\*\*|\*)\s*([+-]?\d+)")
 _DEG = re.compile(r"[°º]\s*([CF])\b")
+_UNIT_WORD = re.compile(r"(?i)(?<![A-Za-z])units?(?![A-Za-z])")
 _ANNOT = re.compile(r"\{[^}]*\}")
 _MICRO = str.maketrans({"µ": "u", "μ": "u"})
 _SUP_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
@@ -123,6 +124,10 @@ def _parse_cached(text: str) -> UnitSpec | str:
                 return _to_spec(text, reg.parse_expression(expr), "synonym")
             except Exception as exc:  # rules entry is broken: report, do not guess
                 return f"synonym {expr!r} does not parse: {exc}"
+        if _UNIT_WORD.search(stripped):
+            # "unit(s)" in a compound ("units/hr", "unit/kg/hr") is the charted drug unit (IU, as the
+            # synonym "units" says); pint would read "unit" as micro-nit (a luminance)
+            stripped = _UNIT_WORD.sub("IU", stripped)
         attempts = [("ucum", stripped), ("pint", _normalise(stripped))]
         if not _UCUM_LIKE.search(stripped):
             attempts.reverse()
