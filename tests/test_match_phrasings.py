@@ -288,3 +288,55 @@ def test_kind7_medication_dose_tasks_name_their_drug_as_analyte(medication, anal
     spec = next(p for p in load_programs() if p.name == "med_first_dose_missing")
     policy = _policy(spec, {"medication": medication}, QuantityAnswer(value=5000, unit="UNIT", decimals=2))
     assert policy.analyte == analyte
+
+
+# ---------------------------------------------------------------- kind 8: an empty result is an answer
+from verifier.contract import ListAnswer, RecordsAnswer  # noqa: E402
+
+NO_RX = RecordsAnswer(columns=("drug", "dose_value", "dose_unit"), rows=())
+NO_DRUG = RecordsAnswer(columns=("drug",), rows=())
+NO_ITEMS = ListAnswer(items=())
+SOME_RX = RecordsAnswer(columns=("drug", "dose_value", "dose_unit"), rows=(("Heparin", "5000", "UNIT"),))
+
+KIND8_EMPTY = [
+    "Answer: [] (no prescriptions found)",
+    "Answer: []",
+    "<answer>`[]` - the query returned no rows</answer>",
+    "Answer: Empty list: no prescriptions were found for this admission.",
+    "Answer: No rows (the admission has no matching prescriptions)",
+    '{"answer": [], "reasoning": "no prescriptions"}',
+]
+
+
+@pytest.mark.parametrize("response", KIND8_EMPTY)
+@pytest.mark.parametrize("ref", [NO_RX, NO_DRUG, NO_ITEMS], ids=["records", "one-column", "list"])
+def test_kind8_an_empty_answer_matches_an_empty_reference(response, ref):
+    res = _match(response, ref)
+    assert res.ok, res.details
+
+
+@pytest.mark.parametrize("response", KIND8_EMPTY)
+def test_kind8_an_empty_answer_misses_the_rows_of_a_non_empty_reference(response):
+    res = _match(response, SOME_RX)
+    assert res.reasons == (ReasonCode.MISSING_RECORDS,), res.details
+
+
+@pytest.mark.parametrize("response", [
+    "Answer: [] (but maybe Heparin 5000 UNIT)",
+    "Answer: [] or Heparin",
+    "Answer: Heparin, 5000, UNIT",
+    "Answer: | drug | dose_value | dose_unit |\n|---|---|---|\n| Heparin | 5000 | UNIT |",
+])
+def test_kind8_a_hedged_or_non_empty_answer_does_not_match_an_empty_reference(response):
+    assert not _match(response, NO_RX).ok
+
+
+def test_kind8_null_stays_an_abstention():
+    from verifier import Task, Trajectory, verify
+    from verifier.contract import Reference
+
+    task = Task(task_id="t", pair_id="p", question="q", condition="clean", intent="medications", program="prop",
+                reference=Reference(sql="SELECT 1", answer=NO_RX))
+    for response in ("Answer: NULL", "Answer: NULL - no prescriptions found", '{"answer": null}'):
+        v = verify(Trajectory(trajectory_id="r", task_id="t", final_response=response), task)
+        assert v.abstained and v.reasons == [ReasonCode.ABSTAINED_ON_CLEAN], v

@@ -24,6 +24,11 @@ Rules (documented, tested in tests/test_parse_extract.py):
   separators.
 - Records: a Markdown table, a JSON list of objects (or ``{"columns",
   "rows"}``), or delimited text (tab, ``|``, ``;``, ``,``) with a header line.
+- An empty result (``is_empty_answer``): JSON ``[]``/``{}``, or text opening with
+  ``[]``, ``{}``, ``()``, ``empty (list|set|result|table)``, ``no rows``/
+  ``records``/``results``, ``0 rows`` or ``none found``, optionally followed by
+  an explanation without a hedge (``[] (no prescriptions found)``). ``NULL``
+  is not an empty result: it is an abstention (``verifier.parse``).
 """
 
 from __future__ import annotations
@@ -329,6 +334,25 @@ def extract_count(text: str) -> int | None:
         return int(v) if math.isfinite(v) and float(v).is_integer() else None
     m = _COUNT_WORD.search(text)
     return _WORD_NUMBERS[m[1].lower()] if m else None
+
+
+_EMPTY = re.compile(
+    r"(?i)\s*(?:\[\s*\]|\{\s*\}|\(\s*\)|empty(?:\s+(?:list|set|result(?:\s+set)?|table))?|"
+    r"no\s+(?:rows|records|results|matches|matching\s+(?:rows|records))|0\s+rows|none\s+found)(?![\w\[\]{}])(.*)",
+    re.S,
+)
+_EMPTY_HEDGE = re.compile(
+    r"(?i)\b(?:or|either|maybe|possibly|probably|likely|perhaps|but|actually|except|unsure|uncertain|unclear)\b"
+)
+
+
+def is_empty_answer(text: str, json_value: Any = None) -> bool:
+    """Whether the Answer states an empty result (module docstring), e.g. ``[]``,
+    ``[] (no prescriptions found)``, ``Empty list: none were given``."""
+    if isinstance(json_value, (list, dict)) and not json_value:
+        return True
+    m = _EMPTY.fullmatch(strip_markdown(text))
+    return m is not None and _EMPTY_HEDGE.search(m[1]) is None
 
 
 def extract_boolean(text: str) -> bool | None:

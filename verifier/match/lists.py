@@ -7,7 +7,8 @@ scalar rules. Unordered lists are multisets (``answer_policy.order == "set"``
 ignores duplicates on both sides); ordered lists (``ListAnswer.ordered`` or
 ``order == "ordered"``) must also pair item i with item i, else
 ``WRONG_ORDER``. Unpaired reference items give ``MISSING_RECORDS``, unpaired
-submitted items ``EXTRA_RECORDS``.
+submitted items ``EXTRA_RECORDS``. An Answer stating an empty result
+(``extract.is_empty_answer``: ``[]``, ``[] (none found)``) has no items.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..contract import AnswerPolicy, ListAnswer, ReasonCode
-from .extract import extract_list
+from .extract import extract_list, is_empty_answer
 from .result import MatchResult, failure, success
 from .scalar import match_scalar
 from .text import normalise_text
@@ -35,6 +36,8 @@ def match_list(text: str, ref: ListAnswer, policy: AnswerPolicy, json_value: Any
     """Compare a list answer with ``ref`` (see module docstring)."""
     if isinstance(json_value, list):
         items = [str(x) for x in json_value if x is not None]
+    elif is_empty_answer(text, json_value):
+        items = []  # "[] (none given)": no items (NULL is an abstention, handled before matching)
     else:
         items = extract_list(text)
     refs = list(ref.items)

@@ -13,6 +13,10 @@ datetimes at the precision the reference has (a ``date`` at day precision, a
 ``datetime`` at seconds, where a written minute is enough when the reference
 second is 0); ``str`` as text (normalisation, synonyms, fuzzy threshold).
 
+An Answer stating an empty result (``extract.is_empty_answer``: ``[]``,
+``[] (no prescriptions found)``, ``no rows``) has zero rows: it matches an
+empty reference and misses every row of another (issue 17 kind 8).
+
 Rows:
 - ``key_columns`` set: rows are paired on their key cells; reference keys
   without a submitted row are ``MISSING_RECORDS``, submitted keys not in the
@@ -45,6 +49,7 @@ from .extract import (
     extract_list,
     extract_numbers,
     extract_records,
+    is_empty_answer,
 )
 from .numbers import _round_ref, tolerance_rule, within
 from .result import MatchResult, failure, success
@@ -231,6 +236,12 @@ def _dedupe(rows: list[list[Any]], key=lambda r: json.dumps([_as_text(c).casefol
 
 def match_records(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_value: Any = None) -> MatchResult:
     """Compare a table in the Answer with the reference result set (see module docstring)."""
+    if is_empty_answer(text, json_value):  # "[] (no prescriptions found)": an empty result, not a row
+        base = {"compared": "records", "reference_rows": len(ref.rows), "submitted_rows": 0, "submitted": "empty"}
+        if not ref.rows:
+            return success(**base)
+        return failure(ReasonCode.MISSING_RECORDS, **base,
+                       missing_rows=[[_as_text(c) for c in r] for r in ref.rows[:20]])
     table = extract_records(text, json_value)
     single = ref.columns[0] if len(ref.columns) == 1 else (
         policy.required_columns[0] if len(policy.required_columns) == 1 else None)
