@@ -340,3 +340,52 @@ def test_kind8_null_stays_an_abstention():
     for response in ("Answer: NULL", "Answer: NULL - no prescriptions found", '{"answer": null}'):
         v = verify(Trajectory(trajectory_id="r", task_id="t", final_response=response), task)
         assert v.abstained and v.reasons == [ReasonCode.ABSTAINED_ON_CLEAN], v
+
+
+# ---------------------------------------------------------------- kind 10: an answer at its own precision
+LOS = QuantityAnswer(value=13.333333, unit="d")
+LOS2 = QuantityAnswer(value=13.33, unit="d", decimals=2)
+RATIO = NumberAnswer(value=13.333333)
+AGE = QuantityAnswer(value=67.45, unit="a", decimals=2)
+
+KIND10_MATCH = [
+    ("Answer: 13.3 days", LOS, POL),
+    ("Answer: 13.3 d", LOS2, AnswerPolicy(decimals=2)),
+    ("Answer: 13.3", RATIO, POL),
+    ("Answer: 67.5 years", AGE, AnswerPolicy(decimals=2)),
+    ("Answer: 67.4 years", AGE, AnswerPolicy(decimals=2)),  # 67.45 may be 67.445 before rounding
+]
+
+
+@pytest.mark.parametrize("response,ref,policy", KIND10_MATCH)
+def test_kind10_an_answer_at_its_own_precision_matches(response, ref, policy):
+    res = _match(response, ref, policy)
+    assert res.ok, res.details
+
+
+@pytest.mark.parametrize("response,ref,policy", [
+    ("Answer: 13 days", LOS, POL),            # rounding step 0.5 d is 3.75 % of the value
+    ("Answer: 13.4 days", LOS, POL),          # the reference does not round to 13.4
+    ("Answer: 13.2", RATIO, POL),
+    ("Answer: 67 years", AGE, AnswerPolicy(decimals=2)),
+    ("Answer: 67.3 years", AGE, AnswerPolicy(decimals=2)),
+    ("Answer: 2.8", NumberAnswer(value=2.83, decimals=2), AnswerPolicy(decimals=2)),  # two significant figures
+    ("Answer: 5.2 d", QuantityAnswer(value=5.15, unit="d", decimals=2), AnswerPolicy(rel_tol=0.002)),
+])
+def test_kind10_too_coarse_or_other_values_still_fail(response, ref, policy):
+    assert not _match(response, ref, policy).ok
+
+
+@SETTINGS
+@given(st.floats(min_value=1.0, max_value=5000.0, allow_nan=False), st.integers(0, 3),
+       st.integers(-5, 5).filter(lambda k: k != 0))
+def test_kind10_a_changed_value_never_matches(ref_value, d, k):
+    """The reference written at a coarser precision matches when it keeps three significant
+    figures; moving it by whole steps of that precision never matches."""
+    ref = NumberAnswer(value=ref_value)
+    a = round(ref_value, d)
+    enough = 0.5 * 10 ** -d <= 0.005 * ref_value
+    assert _match(f"Answer: {a:.{d}f}", ref).ok is (enough or abs(a - ref_value) <= 0.001 * ref_value)
+    other = round(a + k * 10 ** -d, d)
+    if abs(other - ref_value) > 0.001 * ref_value * 1.01:  # beyond the default relative tolerance
+        assert not _match(f"Answer: {other:.{d}f}", ref).ok

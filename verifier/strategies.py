@@ -99,11 +99,19 @@ def _sig(value: float, digits: int = 9) -> str:
     return f"{value:.{digits}g}"
 
 
+def _sig_kept(value: float, digits: int = 9) -> str:
+    """``digits`` significant digits, trailing zeros kept: a changed value written
+    at full precision, never read as a coarser rounding of the reference
+    ("101" could be 100.9 at its own precision; "101.000000" cannot)."""
+    return f"{value:#.{digits}g}".rstrip(".")
+
+
 @st.composite
 def quantity_cases(draw: Any) -> Case:
     """Quantities: the equivalent is the value converted to another unit (9
     significant digits); the different one is off by 1-50 steps of the
-    reference precision, also converted."""
+    reference precision, also converted, and written with its trailing zeros
+    (a changed value, not the reference at a coarser precision)."""
     analyte, ref_unit, sub_unit, factor = draw(st.sampled_from(QUANTITY_CONVERSIONS))
     d = draw(st.integers(0, 2))
     value = round(draw(st.floats(0.5, 2000, allow_nan=False)), d)
@@ -112,14 +120,14 @@ def quantity_cases(draw: Any) -> Case:
     ref = QuantityAnswer(value=value, unit=ref_unit, decimals=d)
     policy = AnswerPolicy(analyte=analyte)
     eq = f"{_sig(value * factor)} {sub_unit}"
-    diff = f"{_sig(changed * factor)} {sub_unit}"
+    diff = f"{_sig_kept(changed * factor)} {sub_unit}"
     temp = draw(st.booleans())
     if temp:  # temperatures: offset units
         c = round(draw(st.floats(30, 43)), d)
         ref = QuantityAnswer(value=c, unit="degC", decimals=d)
         policy = AnswerPolicy()
         eq = f"{_sig(c * 9 / 5 + 32)} °F"
-        diff = f"{_sig((c + abs(step)) * 9 / 5 + 32)} °F"
+        diff = f"{_sig_kept((c + abs(step)) * 9 / 5 + 32)} °F"
     return Case(ref, policy, eq, diff, f"{ref.value} {ref.unit} vs {eq} / {diff}")
 
 

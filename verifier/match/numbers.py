@@ -15,6 +15,17 @@ Tolerance rule (documented for task authors):
   conversion (90 mg/dL -> 4.99567 mmol/L) never flips a decision.
 - Else the relative tolerance from ``rules/tolerances.toml`` applies.
 - Counts are exact.
+- An answer at its own precision (issue 17 kind 10): a submission written
+  with fewer decimals ``a`` than the comparison needs matches when the
+  reference rounds to it at ``a`` decimals (the intervals of the two
+  roundings overlap: ``|s - r| <= h_a + h_r``, ``h = 0.5 * 10**-decimals``,
+  ``h_r = 0`` when the reference's precision is not stated) and its rounding
+  step is within the policy's tolerance: ``h_a <= max(rel_tol * |r|,
+  abs_tol)`` when the policy sets them, else ``h_a <=
+  precision.rel_tol * |r|`` (rules/tolerances.toml: 0.005, i.e. at least
+  three significant figures). So ``13.3 days`` matches 13.333... and 13.33,
+  ``13 days`` does not, and neither does ``13.4``. After a unit conversion the
+  step is scaled by the conversion factor.
 
 One value: an Answer must commit to one value (``verifier.match.commit``):
 hedge/negation/inequality words, or several candidate values that do not all
@@ -100,6 +111,32 @@ def tolerance_rule(policy: AnswerPolicy, decimals: int | None, kind: str = "numb
     return ("tol", rel, abs_)
 
 
+@lru_cache(maxsize=1)
+def _precision_rel() -> float:
+    return float(load_toml("tolerances.toml").get("precision", {}).get("rel_tol", 0.005))
+
+
+def at_own_precision(sub: float, sub_decimals: int | None, ref: float, ref_decimals: int | None,
+                     policy: AnswerPolicy, scale: float = 1.0) -> bool:
+    """Whether ``sub`` (written with ``sub_decimals`` decimals, then multiplied by
+    ``scale`` by a unit conversion) is ``ref`` at the submission's own, coarser
+    precision within the policy's tolerance (module docstring, issue 17 kind 10)."""
+    if sub_decimals is None or not math.isfinite(sub) or not math.isfinite(ref):
+        return False
+    h_a = 0.5 * 10.0 ** (-sub_decimals) * abs(scale)
+    need = ref_decimals if ref_decimals is not None else policy.decimals
+    if need is not None and sub_decimals >= need:
+        return False  # not coarser: the ordinary rule decides
+    h_r = 0.5 * 10.0 ** (-need) if need is not None else 0.0
+    if policy.rel_tol is not None or policy.abs_tol is not None:
+        allowed = max((policy.rel_tol or 0.0) * abs(ref), policy.abs_tol or 0.0)
+    else:
+        allowed = _precision_rel() * abs(ref)
+    if h_a > allowed * (1 + 1e-12):
+        return False
+    return abs(sub - ref) <= (h_a + h_r) * (1 + 1e-9)
+
+
 def within(sub: float, ref: float, rule: tuple) -> bool:
     """True when ``sub`` matches ``ref`` under ``rule`` (see module docstring)."""
     if not math.isfinite(sub):
@@ -182,8 +219,10 @@ def match_number(text: str, ref: NumberAnswer, policy: AnswerPolicy) -> MatchRes
     proportion = 0.0 <= ref.value <= 1.0
     results = []
     for tok in nums:
-        cands = (tok.value, tok.value / 100.0) if tok.percent and proportion else (tok.value,)
-        results.append(next((c for c in cands if within(c, ref.value, rule)), None))
+        cands = ((tok.value, tok.decimals), (tok.value / 100.0, tok.decimals + 2)) if tok.percent and proportion \
+            else ((tok.value, tok.decimals),)
+        results.append(next((c for c, d in cands if within(c, ref.value, rule)
+                             or at_own_precision(c, d, ref.value, ref.decimals, policy)), None))
     if len(results) > 1 and any(r is not None for r in results) and not all(r is not None for r in results):
         return failure(ReasonCode.WRONG_VALUE, compared="number", reference=ref.value, submitted=text[:200],
                        rule=describe_rule(rule), why=ambiguous(f"{len(results)} different numbers"))
@@ -193,14 +232,16 @@ def match_number(text: str, ref: NumberAnswer, policy: AnswerPolicy) -> MatchRes
                    rule=describe_rule(rule))
 
 
-def compare_quantity(value: float, unit: str | None, ref: QuantityAnswer, policy: AnswerPolicy) -> MatchResult:
-    """Compare one submitted (value, unit) with a reference quantity (see module docstring)."""
+def compare_quantity(value: float, unit: str | None, ref: QuantityAnswer, policy: AnswerPolicy,
+                     decimals: int | None = None) -> MatchResult:
+    """Compare one submitted (value, unit) with a reference quantity (see module docstring);
+    ``decimals``: the digits written after the submission's decimal point, when known."""
     rule = tolerance_rule(policy, ref.decimals, "quantity")
     base = {"compared": "quantity", "reference": f"{ref.value:g} {ref.unit}",
             "submitted": f"{value:g} {unit}" if unit else f"{value:g} (no unit)", "rule": describe_rule(rule)}
     if unit is None:
         if policy.db_unit is not None and same_unit(ref.unit, policy.db_unit):
-            ok = within(value, ref.value, rule)
+            ok = within(value, ref.value, rule) or at_own_precision(value, decimals, ref.value, ref.decimals, policy)
             base["unit"] = f"missing; accepted as the database unit {policy.db_unit}"
             return success(**base) if ok else failure(ReasonCode.WRONG_VALUE, **base)
         base["unit"] = "missing (accepted only when the reference unit is the database unit)"
@@ -214,6 +255,9 @@ def compare_quantity(value: float, unit: str | None, ref: QuantityAnswer, policy
     if conv.bridge:
         base["bridge"] = conv.bridge
     if within(converted, ref.value, rule):
+        return MatchResult(True, (), base)
+    if at_own_precision(converted, decimals, ref.value, ref.decimals, policy, conv.scale):
+        base["rule"] = "the reference rounds to the submission at its own precision"
         return MatchResult(True, (), base)
     if (conv.scale != 1.0 or conv.offset != 0.0) and within(value, ref.value, rule):
         base["unit"] = f"the number matches the reference in {ref.unit}, but is labelled {unit}"
@@ -242,7 +286,7 @@ def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> Matc
         return failure(ReasonCode.WRONG_TYPE, expected="quantity", reference=f"{ref.value:g} {ref.unit}",
                        submitted=text[:200], why="no number in the Answer")
     if len(toks) == 1 and toks[0].end - toks[0].start == len(text):
-        return compare_quantity(toks[0].value, toks[0].unit, ref, policy)  # fast path: "5.2 mEq/L"
+        return compare_quantity(toks[0].value, toks[0].unit, ref, policy, toks[0].decimals)  # fast path: "5.2 mEq/L"
     if "*" in text or "`" in text or "__" in text:
         stripped = strip_markdown(text)  # "**5.2** mEq/L": the unit follows the emphasis
         if stripped != text:
@@ -261,7 +305,7 @@ def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> Matc
             results.append(failure(ReasonCode.INCOMPATIBLE_UNIT, compared="quantity", reference=reference,
                                    submitted=text[:200], unit=f"unrecognised unit {word!r}"))
         else:
-            results.append(compare_quantity(tok.value, tok.unit, ref, policy))
+            results.append(compare_quantity(tok.value, tok.unit, ref, policy, tok.decimals))
     if len(results) > 1 and any(r.ok for r in results) and not all(r.ok for r in results):
         return failure(ReasonCode.WRONG_VALUE, compared="quantity", reference=reference, submitted=text[:200],
                        why=ambiguous(f"{len(results)} different values"))
