@@ -389,3 +389,71 @@ def test_kind10_a_changed_value_never_matches(ref_value, d, k):
     other = round(a + k * 10 ** -d, d)
     if abs(other - ref_value) > 0.001 * ref_value * 1.01:  # beyond the default relative tolerance
         assert not _match(f"Answer: {other:.{d}f}", ref).ok
+
+
+# ---------------------------------------------------------------- kind 3: a one-row records answer in prose
+SEPSIS = "SEPTICEMIA OR SEVERE SEPSIS W/O MV 96+ HOURS W MCC"
+DRG = RecordsAnswer(columns=("drg_code", "description"), rows=(("871", SEPSIS),))
+DRG_POL = AnswerPolicy(order="set", key_columns=["drg_code"], required_columns=["drg_code"])
+PSY = "MAJOR DEPRESSIVE DISORDERS & OTHER/UNSPECIFIED PSYCHOSES"
+APR = RecordsAnswer(columns=("drg_code", "description"), rows=((751, PSY),))
+APR_ALL = AnswerPolicy()  # every column required
+
+KIND3_MATCH = [
+    (f"Answer: HCFA DRG 871 - {SEPSIS}", DRG, DRG_POL),
+    (f"Answer: 871 ({SEPSIS})", DRG, DRG_POL),
+    (f"Answer: code 871: {SEPSIS}", DRG, DRG_POL),
+    (f"Answer: drg_code=871, description={SEPSIS}", DRG, DRG_POL),
+    ("Answer: DRG code 871", DRG, DRG_POL),
+    (f"Answer: The HCFA DRG billed for admission 22595853 was 871 ({SEPSIS.title()}).", DRG, DRG_POL),
+    (f"Answer:\n\n| Code | Description |\n|---|---|\n| 871 | {SEPSIS} |", DRG, DRG_POL),
+    (f"Answer: APR DRG 751 {PSY}", APR, APR_ALL),
+    (f"Answer: 751 - {PSY.lower()}", APR, APR_ALL),
+    (f"Answer: **DRG 751**: {PSY}", APR, APR_ALL),
+    (f'{{"answer": {{"drg_code": 751, "description": "{PSY}"}}}}', APR, APR_ALL),
+]
+
+
+@pytest.mark.parametrize("response,ref,policy", KIND3_MATCH)
+def test_kind3_one_row_written_as_prose_matches(response, ref, policy):
+    res = _match(response, ref, policy)
+    assert res.ok, res.details
+
+
+KIND3_STILL_FAIL = [
+    (f"Answer: HCFA DRG 872 - {SEPSIS}", DRG, DRG_POL),  # another code
+    (f"Answer: 871 - {SEPSIS.replace('W MCC', 'W/O MCC')}", DRG, DRG_POL),  # another description
+    ("Answer: 871 - MAJOR DEPRESSIVE DISORDERS", DRG, DRG_POL),
+    (f"Answer: 871 or 872 ({SEPSIS})", DRG, DRG_POL),
+    (f"Answer: 871 ({SEPSIS}); also 872", DRG, DRG_POL),
+    (f"Answer: 871 ({SEPSIS}) and {PSY}", DRG, DRG_POL),
+    (f"Answer: not 871 ({SEPSIS})", DRG, DRG_POL),
+    (f"Answer: APR DRG 751", APR, APR_ALL),  # the description is required here
+    (f"Answer: APR DRG 750 {PSY}", APR, APR_ALL),
+    (f"Answer: APR DRG 751 {PSY.replace('MAJOR', 'MINOR')}", APR, APR_ALL),
+]
+
+
+@pytest.mark.parametrize("response,ref,policy", KIND3_STILL_FAIL)
+def test_kind3_other_rows_values_and_hedges_still_fail(response, ref, policy):
+    assert not _match(response, ref, policy).ok
+
+
+_DESC = st.lists(st.sampled_from(["SEPSIS", "SEVERE", "MAJOR", "DISORDERS", "W", "MCC", "CC", "HEART", "FAILURE",
+                                  "SHOCK", "PNEUMONIA", "RENAL"]), min_size=1, max_size=5).map(" ".join)
+_PROSE = ["HCFA DRG {c} - {d}", "{c} ({d})", "code {c}: {d}", "drg_code={c}, description={d}",
+          "| code | description |\n|---|---|\n| {c} | {d} |", "DRG {c} {d}"]
+
+
+@SETTINGS
+@given(st.integers(1, 999), st.integers(1, 999), _DESC, _DESC, st.sampled_from(_PROSE))
+def test_kind3_a_changed_value_never_matches(code, other_code, desc, other_desc, form):
+    """The reference row in prose matches; a changed code, or a changed description when
+    both columns are required, never does."""
+    ref = RecordsAnswer(columns=("drg_code", "description"), rows=((str(code), desc),))
+    assert _match("Answer: " + form.format(c=code, d=desc), ref, APR_ALL).ok
+    if other_code != code:
+        assert not _match("Answer: " + form.format(c=other_code, d=desc), ref, APR_ALL).ok
+        assert not _match("Answer: " + form.format(c=other_code, d=desc), ref, DRG_POL).ok
+    if other_desc.split() != desc.split():
+        assert not _match("Answer: " + form.format(c=code, d=other_desc), ref, APR_ALL).ok

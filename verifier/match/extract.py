@@ -23,7 +23,7 @@ Rules (documented, tested in tests/test_parse_extract.py):
 - Lists: Markdown bullets or numbered lines, else ``;``/``,``/`` and ``
   separators.
 - Records: a Markdown table, a JSON list of objects (or ``{"columns",
-  "rows"}``), or delimited text (tab, ``|``, ``;``, ``,``) with a header line.
+  "rows"}``, or one flat object: one row), or delimited text (tab, ``|``, ``;``, ``,``) with a header line.
 - An empty result (``is_empty_answer``): JSON ``[]``/``{}``, or text opening with
   ``[]``, ``{}``, ``()``, ``empty (list|set|result|table)``, ``no rows``/
   ``records``/``results``, ``0 rows`` or ``none found``, optionally followed by
@@ -415,6 +415,9 @@ def extract_records(text: str, json_value: Any = None) -> tuple[list[str], list[
             if isinstance(v, list):
                 data = v
                 break
+        else:
+            if data and not any(isinstance(v, (dict, list)) for v in data.values()):
+                return [str(k) for k in data], [list(data.values())]  # one object: one row
     if isinstance(data, list) and data and all(isinstance(r, dict) for r in data):
         cols: list[str] = []
         for r in data:

@@ -13,6 +13,9 @@ datetimes at the precision the reference has (a ``date`` at day precision, a
 ``datetime`` at seconds, where a written minute is enough when the reference
 second is 0); ``str`` as text (normalisation, synonyms, fuzzy threshold).
 
+A one-row reference also matches the row stated in prose
+(``verifier.match.prose``: ``DRG 871 - SEPTICEMIA ...``, ``code=871, ...``).
+
 An Answer stating an empty result (``extract.is_empty_answer``: ``[]``,
 ``[] (no prescriptions found)``, ``no rows``) has zero rows: it matches an
 empty reference and misses every row of another (issue 17 kind 8).
@@ -52,6 +55,7 @@ from .extract import (
     is_empty_answer,
 )
 from .numbers import _round_ref, tolerance_rule, within
+from .prose import match_prose_row
 from .result import MatchResult, failure, success
 from .text import normalise_text, text_equivalent
 
@@ -235,7 +239,19 @@ def _dedupe(rows: list[list[Any]], key=lambda r: json.dumps([_as_text(c).casefol
 
 
 def match_records(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_value: Any = None) -> MatchResult:
-    """Compare a table in the Answer with the reference result set (see module docstring)."""
+    """Compare a table in the Answer with the reference result set (see module docstring).
+
+    A one-row reference may also be stated in prose (``verifier.match.prose``,
+    issue 17 kind 3): when the table comparison fails, the prose reading is
+    tried; if it fails too, the table comparison's reasons are returned."""
+    res = _match_table(text, ref, policy, json_value)
+    if res.ok or len(ref.rows) != 1 or isinstance(json_value, (dict, list)):
+        return res
+    prose = match_prose_row(text, ref, policy)
+    return res if prose is None else prose
+
+
+def _match_table(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_value: Any = None) -> MatchResult:
     if is_empty_answer(text, json_value):  # "[] (no prescriptions found)": an empty result, not a row
         base = {"compared": "records", "reference_rows": len(ref.rows), "submitted_rows": 0, "submitted": "empty"}
         if not ref.rows:

@@ -1,0 +1,137 @@
+"""A one-row result set written as prose (issue 17 kind 3).
+
+Agents often state a single-row answer as a sentence rather than a table:
+``HCFA DRG 871 - SEPTICEMIA OR SEVERE SEPSIS W/O MV 96+ HOURS W MCC``,
+``871 (SEPTICEMIA ...)``, ``code 871: SEPTICEMIA ...``, ``drg_code=871,
+description=...``, or a Markdown table whose header names the columns
+otherwise (``| Code | Description |``). ``match_prose_row`` accepts such an
+Answer when the reference has exactly one row and:
+
+1. every required reference cell (``answer_policy.required_columns``, else
+   all) is stated: a number or code as a whole number token equal to it
+   (floats under the policy's numeric rule), a date at the reference's
+   precision, text as the same words in order (case, spacing and punctuation
+   between words aside; ``+ < >`` are words here, so ``96+`` is not ``96``);
+2. an optional cell that is not stated leaves nothing in its place (see 3);
+3. what remains once the stated cells are removed is only labels: no hedge
+   word (``verifier.match.commit``: ``or``, ``not``, ``maybe``...), no other
+   candidate number (identifiers, citations and context phrases aside), and
+   no word outside the column names and ``rules/synonyms.toml`` ``[records]
+   label_words`` (``drg``, ``code``, ``billed``, ``admission``...). A second
+   row, a different description or an alternative value therefore fails.
+
+Returns ``None`` when the Answer is not such a statement; the caller then
+keeps the table comparison's reasons.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from functools import lru_cache
+from typing import Any
+
+from ..contract import AnswerPolicy, RecordsAnswer, load_toml
+from .commit import candidates, hedge_word, mask_context
+from .datetimes import datetimes_equal
+from .extract import extract_datetimes, extract_numbers, strip_markdown
+from .numbers import tolerance_rule, within
+from .result import MatchResult, success
+
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$", re.M)
+_TEXT_TOKEN = re.compile(r"\w+|[+<>≤≥±]")
+_WORD = re.compile(r"[^\W\d_]+")
+_CODE = re.compile(r"[+\-]?\d+(?:\.\d+)?")
+_MAX_CHARS = 2000
+
+
+@lru_cache(maxsize=1)
+def _labels() -> frozenset[str]:
+    words = load_toml("synonyms.toml").get("records", {}).get("label_words", [])
+    return frozenset(w.casefold() for w in words)
+
+
+def _blank(text: str, span: tuple[int, int]) -> str:
+    return text[: span[0]] + " " * (span[1] - span[0]) + text[span[1]:]
+
+
+def _find_number(text: str, ref: float, is_int: bool, rule: tuple) -> tuple[int, int] | None:
+    for tok in extract_numbers(text, skip_dates=False):
+        if (tok.value == ref) if is_int else within(tok.value, ref, rule):
+            return tok.start, tok.end
+    return None
+
+
+def _find_date(text: str, ref: dt.date) -> tuple[int, int] | None:
+    ref_dt = ref if isinstance(ref, dt.datetime) else dt.datetime(ref.year, ref.month, ref.day)
+    prec = "day" if not isinstance(ref, dt.datetime) else ("minute" if ref.second == 0 else "second")
+    for tok in extract_datetimes(text):
+        sub_prec = tok.precision if not (prec == "minute" and tok.precision == "second") else "second"
+        if datetimes_equal(tok.value, sub_prec, ref_dt, prec):
+            return tok.start, tok.end
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _text_pattern(ref: str) -> re.Pattern | None:
+    tokens = _TEXT_TOKEN.findall(ref)
+    if not tokens:
+        return None
+    body = r"[^\w+<>≤≥±]*".join(re.escape(t) for t in tokens)
+    return re.compile(rf"(?<!\w){body}(?!\w)", re.I)
+
+
+def _find(text: str, ref: Any, rule: tuple) -> tuple[int, int] | None:
+    if isinstance(ref, bool):
+        return None
+    if isinstance(ref, (int, float)):
+        return _find_number(text, float(ref), isinstance(ref, int), rule)
+    if isinstance(ref, (dt.datetime, dt.date)):
+        return _find_date(text, ref)
+    s = str(ref).strip()
+    if _CODE.fullmatch(s):  # a code held as text ("871"): a whole number token
+        return _find_number(text, float(s), "." not in s, rule)
+    pattern = _text_pattern(s)
+    m = pattern.search(text) if pattern is not None else None
+    return m.span() if m else None
+
+
+def match_prose_row(text: str, ref: RecordsAnswer, policy: AnswerPolicy) -> MatchResult | None:
+    """The one reference row stated in prose (module docstring), else ``None``.
+
+    Args:
+        text: the Answer text.
+        ref: the reference result set (only one-row references are considered).
+        policy: the task's answer policy (required columns, numeric rule).
+
+    Returns:
+        A successful :class:`MatchResult`, or ``None`` when the Answer is not
+        the reference row in prose.
+    """
+    if len(ref.rows) != 1 or not text or len(text) > _MAX_CHARS:
+        return None
+    required = {c.casefold() for c in (policy.required_columns or ref.columns)}
+    rule = tolerance_rule(policy, None, "number")
+    rest = _TABLE_RULE.sub(" ", strip_markdown(text)).replace("|", " ")
+    stated: list[str] = []
+    for col, cell in zip(ref.columns, ref.rows[0]):
+        if cell is None or (isinstance(cell, str) and not cell.strip()):
+            continue
+        span = _find(rest, cell, rule)
+        if span is None:
+            if col.casefold() in required:
+                return None
+            continue
+        stated.append(col)
+        rest = _blank(rest, span)
+    if not stated or hedge_word(rest) is not None:
+        return None
+    masked = mask_context(rest)
+    if candidates(masked, extract_numbers(masked)):
+        return None
+    allowed = _labels() | {w.casefold() for c in ref.columns for w in _WORD.findall(c)}
+    extra = [w for w in _WORD.findall(masked) if w.casefold() not in allowed]
+    if extra:
+        return None
+    return success(compared="records", how="the one reference row, stated in prose", stated_columns=stated,
+                   reference_rows=1, submitted_rows=1)
