@@ -3,7 +3,8 @@
 Clean tasks (ARCHITECTURE.md section 4): parse the final response; an unparseable
 one fails with ``UNPARSEABLE_RESPONSE``; a NULL Answer fails with
 ``ABSTAINED_ON_CLEAN``; otherwise the Answer is matched with the reference
-under its ``answer_policy`` (``verifier.match``).
+under its ``answer_policy`` (``verifier.match``), or with one of its tied
+``alternatives`` (rows tied at the reference query's ``LIMIT``).
 
 Noise tasks: delegated to ``verifier.noise.verify_noise(trajectory, task,
 parsed, config) -> (reasons, details)`` (imported lazily). While that module
@@ -100,6 +101,11 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
         return _verdict(task, traj, True, [ReasonCode.ABSTAINED_ON_CLEAN], {"parse": pd})
     ref = task.reference
     res = match_answer(parsed.answer_text, ref.answer, ref.answer_policy, parsed.answer_json)
+    if not res.ok and ref.alternatives:  # rows tied at the reference query's LIMIT are just as correct
+        for i, alt in enumerate(ref.alternatives, start=1):
+            got = match_answer(parsed.answer_text, alt, ref.answer_policy, parsed.answer_json)
+            if got.ok:
+                return _verdict(task, traj, False, [], {"parse": pd, "match": {**got.details, "tied_alternative": i}})
     return _verdict(task, traj, False, list(res.reasons), {"parse": pd, "match": res.details})
 
 

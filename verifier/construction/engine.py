@@ -6,7 +6,9 @@ For every candidate row (see ``spec.py``) the engine:
 2. checks the twin differs from its clean in exactly the program's ``vary``
    condition (from the params);
 3. runs the clean reference SQL on the base: it must execute and give a typed,
-   non-gap answer; population programs must count >= 5 eligible units;
+   non-gap answer; population programs must count >= 5 eligible units; rows
+   tied with the answer's at an ``ORDER BY ... LIMIT 1`` give the reference's
+   ``alternatives`` (``ties.py``, issue 17 kind 9);
 4. runs the twin reference SQL on the base: it must be a gap (abstention);
 5. builds the witness rows (SQL on the base), and runs the twin reference on
    base + witness: it must now be answerable; with several witness rows, removing
@@ -53,6 +55,7 @@ from .audit import Auditor, explicit_question
 from .overlay import Overlay
 from .spec import ProgramSpec
 from .sqltext import render
+from .ties import tied_alternatives
 from .typed import to_answer
 
 #: Minimum eligible units for a population aggregate (ARCHITECTURE.md section 4 point 5).
@@ -259,6 +262,10 @@ class ProgramRunner:
         answer = to_answer(spec.answer, cols, rows)
         if answer is None:
             raise Rejected("clean_unsupported")
+        try:
+            alternatives = tied_alternatives(clean_sql, spec.answer, self.ov.query, answer)
+        except (duckdb.Error, ValueError, TypeError):
+            alternatives = []  # the ties cannot be listed: the reference stays the only answer
         clean_units = twin_units = None
         if spec.scope == "population":
             clean_units = self._units(clean_ctx)
@@ -313,7 +320,7 @@ class ProgramRunner:
         clean = Task(
             task_id=pair_id + "-clean", question=q_clean, condition="clean", params=clean_params,
             reference=Reference(sql=clean_sql, answer=answer, answer_policy=_policy(spec, clean_ctx, answer), eligible_units=clean_units,
-                                audit=audit.entries),
+                                audit=audit.entries, alternatives=alternatives),
             **common,
         )
         noise = Task(

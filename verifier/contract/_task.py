@@ -149,11 +149,18 @@ class Reference(BaseModel):
         witness: Noise tasks only: rows that would make the twin answerable.
         audit: the construction's robustness audit, one entry per relaxation
             the program declares (empty for hand-written tasks).
+        alternatives: other answers that are just as correct, of the same type
+            as ``answer``: the values of rows tied with the reference's at the
+            query's ``ORDER BY ... LIMIT`` (issue 17 kind 9; construction
+            records them, ``verifier.construction.ties``). A Clean Answer
+            matching any of them under ``answer_policy`` succeeds. Optional:
+            task files without it load with none.
     """
 
     model_config = _STRICT
     sql: str
     answer: Answer | None = None
+    alternatives: list[Answer] = Field(default_factory=list)
     answer_policy: AnswerPolicy = Field(default_factory=AnswerPolicy)
     eligible_units: int | None = Field(default=None, ge=0)
     unmet_requirement: UnmetRequirement | None = None
