@@ -13,7 +13,7 @@ from verifier.agents.rollout import rollout
 from verifier.contract import InputError, ReasonCode, Trajectory, Verdict, read_jsonl
 from verifier.env import EHREnv, EnvConfig, check_env, hidden_leaks
 from verifier.env.log import JsonlAppender, existing_keys, repair_torn_tail
-from verifier.sql import open_readonly, render_result
+from verifier.sql import json_cell, open_readonly, render_result
 
 
 def _one_per_cell(tasks: list, n: int = 1) -> list:
@@ -78,7 +78,9 @@ def test_sql_step_records_what_the_agent_saw(env: EHREnv, demo_db: Path, demo_ta
     rows = cur.fetchall()
     con.close()
     assert step.kind == "sql" and step.code == sql and step.error is None
-    assert step.columns == cols and [tuple(r) for r in step.rows] == rows
+    # cells are recorded in their JSON form (issue 17 kind 11), so the step is the same after a JSON round trip
+    assert step.columns == cols and step.rows == [[json_cell(v) for v in r] for r in rows]
+    assert Trajectory.model_validate_json(env.trajectory.model_dump_json()).steps[-1].rows == step.rows
     assert step.output == render_result(cols, rows, env.verify_config.display)
     assert obs == f"[step {step.index}]\n{step.output}"
     assert "(60 rows, showing first 50)" in obs

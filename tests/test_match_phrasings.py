@@ -428,7 +428,7 @@ KIND3_STILL_FAIL = [
     (f"Answer: 871 ({SEPSIS}); also 872", DRG, DRG_POL),
     (f"Answer: 871 ({SEPSIS}) and {PSY}", DRG, DRG_POL),
     (f"Answer: not 871 ({SEPSIS})", DRG, DRG_POL),
-    (f"Answer: APR DRG 751", APR, APR_ALL),  # the description is required here
+    ("Answer: APR DRG 751", APR, APR_ALL),  # the description is required here
     (f"Answer: APR DRG 750 {PSY}", APR, APR_ALL),
     (f"Answer: APR DRG 751 {PSY.replace('MAJOR', 'MINOR')}", APR, APR_ALL),
 ]

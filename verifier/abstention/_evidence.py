@@ -40,9 +40,6 @@ rule, most specific first:
 from __future__ import annotations
 
 import ast
-import datetime as dt
-import decimal
-import math
 import re
 from bisect import bisect_left
 from collections import Counter
@@ -52,6 +49,7 @@ from typing import Any, Callable, Hashable, Iterable, Literal, Sequence, TypeVar
 
 from ..contract import DisplayConfig, Step, Trajectory
 from ..sql import QueryResult, format_cell, render_result, visible_rows
+from ._canon import canon_cell, canon_shown
 
 Origin = Literal["sql", "python_recorded", "python_ast"]
 T = TypeVar("T")
@@ -226,59 +224,6 @@ def extract_evidence(trajectory: Trajectory, citations: Iterable[int] | None = N
     return out
 
 
-# ---------------------------------------------------------------- canonical cells
-_ISO = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?")
-_NUMBER_TEXT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-
-
-def _canon_number(x: float) -> Any:
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return float(f"{x:.10g}")
-
-
-def canon_cell(value: Any) -> Any:
-    """A cell in canonical, hashable form for comparisons across sources.
-
-    Numbers (int, float, Decimal, numeric text) become floats rounded to 10
-    significant digits; datetimes and ISO-looking text become
-    ``YYYY-MM-DD HH:MM:SS`` text (date only for dates); ``None``, ``"NULL"``,
-    ``"None"`` become ``None``; booleans stay booleans; other values their
-    ``format_cell`` text, stripped.
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float, decimal.Decimal)):
-        return _canon_number(float(value))
-    if isinstance(value, dt.datetime):
-        return value.replace(tzinfo=None).isoformat(sep=" ")
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    text = (value if isinstance(value, str) else format_cell(value)).strip()
-    if text in ("NULL", "None", "null", "NaT", "<NA>"):
-        return None
-    if text in ("True", "true"):
-        return True
-    if text in ("False", "false"):
-        return False
-    if _NUMBER_TEXT.fullmatch(text):
-        try:
-            return _canon_number(float(text))
-        except ValueError:
-            return text
-    if _ISO.fullmatch(text):
-        try:
-            parsed = dt.datetime.fromisoformat(text)
-        except ValueError:
-            return text
-        return parsed.date().isoformat() if len(text) == 10 else parsed.isoformat(sep=" ")
-    return text
-
-
 def canon_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[Any, ...]]:
     """``canon_cell`` applied to every cell of every row."""
     return [tuple(canon_cell(v) for v in row) for row in rows]
@@ -389,7 +334,8 @@ def _match_rendered(text: str, result: QueryResult) -> tuple[bool, str]:
         )
         ok = not (Counter(shown) - actual_lines)
     else:
-        ok = _sub_multiset(cells, result_canon(result))
+        ok = _sub_multiset(cells, memo_on(result, "canon_shown", lambda: [tuple(canon_shown(v) for v in r)
+                                                                            for r in result.rows]))
     return ok, ("shown rows are rows of the re-executed result" if ok else "shown rows are not produced by the database")
 
 

@@ -27,10 +27,13 @@ class Step(BaseModel):
             as recorded by the environment (empty for trajectories from
             elsewhere; the verifier then recovers literals with ``ast``).
         columns / rows: optional structured result of a SQL step, as recorded
-            by the environment (before truncation for display).
+            by the environment (before truncation for display), cells in their
+            JSON form (``verifier.sql.json_cell``). NaN and infinities in rows
+            serialise as ``"NaN"``/``"Infinity"``/``"-Infinity"`` (not JSON
+            ``null``), so a JSON round trip keeps them (issue 17 kind 11).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="strings")
     index: int = Field(ge=1)
     kind: Literal["sql", "python"]
     code: str
@@ -61,7 +64,7 @@ class Trajectory(BaseModel):
         pydantic.ValidationError: when indices are not 1..n.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="strings")  # see Step.rows
     trajectory_id: str
     task_id: str
     steps: list[Step] = Field(default_factory=list)

@@ -26,7 +26,7 @@ from ..contract import (
     VerifierError,
     VerifyConfig,
 )
-from ..sql import render_result
+from ..sql import json_cell, render_result
 from .actions import Action, parse_action
 from .instructions import SHARED_INSTRUCTIONS, reset_observation
 from .sandbox import PythonLimits, PythonSandbox, WorkerDied
@@ -297,7 +297,9 @@ class EHREnv:
         shown = text
         if truncated:
             shown += f"\n[only the first {self.verify_config.row_cap} rows were fetched]"
-        step = Step(index=index, kind="sql", code=code, output=text, columns=list(columns), rows=[list(r) for r in rows])
+        # cells recorded in their JSON form, so the episode scores the same in memory and from JSONL
+        step = Step(index=index, kind="sql", code=code, output=text, columns=list(columns),
+                    rows=[[json_cell(v) for v in r] for r in rows])
         return step, shown
 
     def _python_step(self, index: int, code: str) -> tuple[Step, str]:

@@ -21,7 +21,7 @@ from ._execute import (
     run_query,
     thread_connection,
 )
-from ._render import format_cell, render_result, visible_rows
+from ._render import format_cell, json_cell, render_result, visible_rows
 from ._sqlite_time import DialectUnsupported
 from ._translate import schema_of, to_duckdb
 from ._safety import (
@@ -35,7 +35,7 @@ from ._safety import (
 __all__ = [
     "DialectUnsupported", "schema_of", "to_duckdb",
     "MAX_QUERY_CHARS", "QueryCache", "QueryFailed", "QueryResult", "QueryTimeout", "RESOURCE_CONFIG",
-    "abandon_thread", "check_read_only", "execute_checked", "format_cell", "normalize_sql", "open_readonly",
+    "abandon_thread", "check_read_only", "execute_checked", "format_cell", "json_cell", "normalize_sql", "open_readonly",
     "parse_checked", "release_thread", "render_result", "resolved_path", "run_query", "thread_connection",
     "token_key", "tokenize", "visible_rows",
 ]

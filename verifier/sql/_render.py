@@ -7,6 +7,7 @@ verifier (what the agent could have seen), so both apply the same truncation.
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import math
 from typing import Any, Sequence
 
@@ -20,10 +21,42 @@ def format_cell(value: Any) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
         return repr(value) if value != int(value) or abs(value) >= 1e15 else f"{value:.1f}"
     if isinstance(value, (dt.datetime, dt.date, dt.time)):
         return value.isoformat(sep=" ") if isinstance(value, dt.datetime) else value.isoformat()
     return str(value)
+
+
+def json_cell(value: Any) -> Any:
+    """A result cell as a JSON-native value that survives ``model_dump_json`` and reload.
+
+    The environment records a SQL step's rows with it, so that a trajectory
+    re-scored from JSONL compares like the one scored in memory (issue 17 kind
+    11; ``verifier.abstention._evidence.canon_cell`` reads both forms alike).
+    ``None``, booleans, ints (HUGEINT included) and text stay; finite floats
+    stay, NaN and infinities become ``"NaN"``, ``"Infinity"``, ``"-Infinity"``;
+    DECIMAL becomes its exact text (``"1.50"``); LIST becomes a list and
+    STRUCT/MAP a dict with text keys, cell by cell; every other type (DATE,
+    TIME, TIMESTAMP [WITH TIME ZONE], INTERVAL, BLOB, UUID, BIT, ...) becomes
+    the text the agent was shown (``format_cell``).
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [json_cell(v) for v in value]
+    if isinstance(value, dict):
+        return {format_cell(k): json_cell(v) for k, v in value.items()}
+    return format_cell(value)
 
 
 def render_result(columns: Sequence[str], rows: Sequence[Sequence[Any]], display: DisplayConfig | None = None) -> str:
