@@ -457,3 +457,17 @@ def test_kind3_a_changed_value_never_matches(code, other_code, desc, other_desc,
         assert not _match("Answer: " + form.format(c=other_code, d=desc), ref, DRG_POL).ok
     if other_desc.split() != desc.split():
         assert not _match("Answer: " + form.format(c=code, d=other_desc), ref, APR_ALL).ok
+
+
+@pytest.mark.parametrize("response", [
+    "Answer: ESCHERICHIA COLI; also KLEBSIELLA PNEUMONIAE",
+    "Answer: ESCHERICHIA COLI (both E. coli and KLEBSIELLA)",
+    "Answer: ESCHERICHIA COLI, KLEBSIELLA PNEUMONIAE",
+    "Answer: ESCHERICHIA COLI with KLEBSIELLA PNEUMONIAE",
+])
+def test_kind2_a_second_organism_is_not_a_detail(response):
+    assert not _match(response, ECOLI).ok
+
+
+def test_kind3_a_negated_code_is_not_a_label():
+    assert not _match(f"Answer: no DRG 871 ({SEPSIS})", DRG, DRG_POL).ok
