@@ -471,3 +471,78 @@ def test_kind2_a_second_organism_is_not_a_detail(response):
 
 def test_kind3_a_negated_code_is_not_a_label():
     assert not _match(f"Answer: no DRG 871 ({SEPSIS})", DRG, DRG_POL).ok
+
+
+# ---------------------------------------------------------------- kind 1 (continued): codes, thresholds, working
+SEV3 = NumberAnswer(value=3.0, decimals=0)
+MEAN = NumberAnswer(value=2.25, decimals=2)
+ED = QuantityAnswer(value=6.75, unit="h", decimals=2)
+COUNT9 = CountAnswer(value=9)
+
+KIND1_MORE_MATCH = [
+    ("Answer: 3 (severity of illness = 3, major; APR DRG 312 SYNCOPE)", SEV3, POL),
+    ("Answer: severity 3. The APR DRG is 207, respiratory system diagnosis", SEV3, POL),
+    ("Answer: **3** (code 3 = major, ICD 4019 on the same admission)", SEV3, POL),
+    ("Answer: 2.25 (27/12 = 2.250, mean over 12 admissions)", MEAN, POL),
+    ("Answer: about 2.25 (mean of 8 DRGs)", MEAN, POL),
+    ("Answer: 2.25 (18 ÷ 8)", MEAN, POL),
+    ("Answer: 6.75 hours (6 h 45 min)", ED, AnswerPolicy(decimals=2, db_unit="h")),
+    ("Answer: 6 h 45 min", ED, AnswerPolicy(decimals=2, db_unit="h")),
+    ("Answer: median 6.75 h (6.750 h, i.e. 6 hours and 45 minutes)", ED, AnswerPolicy(decimals=2, db_unit="h")),
+    ("Answer: 9 ICU stays had at least one heart rate above 120 bpm", COUNT9, POL),
+    ("Answer: 9 admissions had a glucose more than 200 mg/dL", COUNT9, POL),
+    ("Answer: 9 stays with SpO2 > 98 % (itemid 220277)", COUNT9, POL),
+]
+
+
+@pytest.mark.parametrize("response,ref,policy", KIND1_MORE_MATCH)
+def test_kind1_codes_thresholds_and_working_are_context(response, ref, policy):
+    res = _match(response, ref, policy)
+    assert res.ok, res.details
+
+
+KIND1_MORE_FAIL = [
+    ("Answer: 2 (severity of illness = 3; APR DRG 312)", SEV3),
+    ("Answer: at least 9 ICU stays", COUNT9),
+    ("Answer: more than 9 admissions had a glucose above 200", COUNT9),
+    ("Answer: 9 or 10 stays had a heart rate above 120", COUNT9),
+    ("Answer: 2.25 (28/12)", MEAN),  # the working gives another value
+    ("Answer: 6.75 hours (7 h 45 min)", ED),
+    ("Answer: 7 h 45 min", ED),
+]
+
+
+@pytest.mark.parametrize("response,ref", KIND1_MORE_FAIL)
+def test_kind1_a_hedged_or_contradicted_value_still_fails(response, ref):
+    assert not _match(response, ref, AnswerPolicy(decimals=ref.decimals) if hasattr(ref, "decimals") else POL).ok
+
+
+KIND2_LIST_MATCH = [
+    "Answer: ESCHERICHIA COLI (urine culture specimen 4410021, collected 2150-03-02 11:40:00)",
+    "Answer: ESCHERICHIA COLI, isolate 1. It grew from the urine culture of 2150-03-02.",
+    "Answer: E. coli (ESCHERICHIA COLI), isolate 2",
+]
+
+
+@pytest.mark.parametrize("response", KIND2_LIST_MATCH)
+def test_kind2_a_list_item_with_detail_matches(response):
+    ref = ListAnswer(items=(ECOLI,))
+    assert _match(response, ref, AnswerPolicy(order="set")).ok
+
+
+@pytest.mark.parametrize("response", [
+    "Answer: ESCHERICHIA COLI, KLEBSIELLA PNEUMONIAE. Both grew from the urine culture.",
+    "Answer: ESCHERICHIA COLI (specimen 4410021), PROTEUS MIRABILIS",
+])
+def test_kind2_a_second_list_item_is_still_extra(response):
+    ref = ListAnswer(items=(ECOLI,))
+    assert _match(response, ref, AnswerPolicy(order="set")).reasons == (ReasonCode.EXTRA_RECORDS,)
+
+
+def test_kind3_prose_with_the_admission_and_its_dates():
+    uti = RecordsAnswer(columns=("drg_code", "description"), rows=(("690", "KIDNEY & URINARY TRACT INFECTIONS W/O MCC"),))
+    text = ("Answer: HCFA DRG 690, Kidney & Urinary Tract Infections w/o MCC. It was billed for admission 21000555 "
+            "(2150-04-02 to 2150-04-11, 9 days)")
+    assert _match(text, uti, DRG_POL).ok
+    assert not _match(text.replace("690", "691"), uti, DRG_POL).ok
+    assert not _match(text.replace("9 days", "9 days; also DRG 691"), uti, DRG_POL).ok

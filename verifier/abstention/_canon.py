@@ -15,15 +15,15 @@ import math
 import re
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from ..sql import format_cell
 
 __all__ = ["canon_cell", "canon_shown"]
 
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?")
-_ISO_DURATION = re.compile(
-    r"(?P<sign>-)?P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
-    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?"
-)
+_ISO_DURATION = re.compile(r"-?P(?=[\dT])(?:\d+(?:\.\d+)?[YMWD])*(?:T(?:\d+(?:\.\d+)?[HMS])+)?")
+_TIMEDELTA = TypeAdapter(dt.timedelta)
 _NONFINITE = {"NaN": "NaN", "nan": "NaN", "Infinity": "inf", "inf": "inf", "+Infinity": "inf", "+inf": "inf",
               "-Infinity": "-inf", "-inf": "-inf"}
 _NUMBER_TEXT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -44,13 +44,14 @@ def _canon_datetime(value: dt.datetime) -> str:
 
 
 def _iso_duration(text: str) -> str | None:
-    """``str(timedelta)`` of an ISO-8601 duration (pydantic's JSON form of a timedelta)."""
-    m = _ISO_DURATION.fullmatch(text)
-    if m is None or not any(m.group(g) for g in ("d", "h", "m", "s")):
+    """``str(timedelta)`` of an ISO-8601 duration (pydantic's JSON form of a timedelta,
+    ``P1Y10DT15H1M``: a year is 365 days), read by pydantic itself; else ``None``."""
+    if _ISO_DURATION.fullmatch(text) is None:
         return None
-    td = dt.timedelta(days=float(m["d"] or 0), hours=float(m["h"] or 0), minutes=float(m["m"] or 0),
-                      seconds=float(m["s"] or 0))
-    return format_cell(-td if m["sign"] else td)
+    try:
+        return format_cell(_TIMEDELTA.validate_python(text))
+    except (ValueError, OverflowError):
+        return None
 
 
 def canon_cell(value: Any) -> Any:

@@ -26,9 +26,18 @@ candidate (issue 17, kind 1):
   ``out of 4``, ``(normal 3.5-5.0)``; a time of day (``at 06:00``); a sample
   size ``n = 35``;
 - counts of the data behind the value (``commit.candidates``): a number
-  followed by a data noun (``35 admissions``, ``14 events``, ``3 ICU stays``)
-  is context when another number is the value, unless it counts the same
-  noun as the value (``5 patients, 6 patients`` stays two candidates).
+  followed by a data noun (``35 admissions``, ``14 events``, ``3 ICU stays``,
+  ``8 DRGs``) is context when another number is the value, unless it counts
+  the same noun as the value (``5 patients, 6 patients`` stays two
+  candidates);
+- thresholds of the question: a number after a comparison (``above 180
+  mg/dL``, ``more than 5 days``, ``> 98 %``) that is not the value; a
+  comparison before the value itself is a hedge (``at least 5``);
+- the computation behind the value: ``a / b`` whose quotient is another
+  candidate at its precision (``1.79 (34/19)``);
+- codes of other entities: a number after ``DRG``, ``ICD``, ``code``,
+  ``itemid``, ``specimen``... (``APR DRG 190``, ``the DRG is 463``), as after
+  identifier words.
 
 These are masked (``mask_context``) before hedge words are looked for, so a
 scale's ``1-4`` is not a range; everything else, including a second number in
@@ -43,10 +52,18 @@ _HEDGE = re.compile(
     r"(?i)\b(?:not|or|either|maybe|perhaps|possibly|probably|likely|at\s+(?:least|most)|"
     r"(?:more|less|fewer|greater)\s+than|up\s+to)\b|[<>≤≥±]"
 )
+#: Alternatives and negations: a hedge wherever they stand.
+_ALTERNATIVE = re.compile(r"(?i)\b(?:not|or|either|maybe|perhaps|possibly|probably|likely)\b|±")
+#: Comparisons: a hedge on the number they precede; before another number it is a threshold.
+_COMPARISON_BEFORE = re.compile(
+    r"(?i)(?:\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater|higher|lower)\s+than|up\s+to|above|below|"
+    r"over|under|exceed(?:s|ing|ed)?|beyond)|[<>≤≥]=?)\s*$"
+)
 _CITE = re.compile(r"(?i)[\[(]\s*steps?\b[^\])]*[\])]")
 _ID_BEFORE = re.compile(
-    r"(?i)(?:\b(?:patient|subject|admission|hadm|stay|icustay|icu\s+stay|id|mrn|no)\b|#)"
-    r"[\s_]*(?:id\b)?[\s:#=._]*$"
+    r"(?i)(?:\b(?:patient|subject|admission|hadm|stay|icustay|icu\s+stay|id|mrn|no|drg|icd|code|itemid|item|"
+    r"specimen|isolate|order|emar|hcpcs|cpt|ndc|version|seq)\b|#)"
+    r"[\s_]*(?:id\b)?[\s:#=._]*(?:(?:is|was)\s+)?$"
 )
 
 
@@ -83,8 +100,9 @@ _DATA_NOUN = re.compile(
     r"(?i)\s*(?:[A-Za-z][\w-]*\s+)?"  # one qualifier ("eligible", "ICU", "lab")
     r"(admission|patient|stay|event|measurement|value|result|record|row|draw|test|sample|observation|reading|"
     r"dose|administration|prescription|order|entr(?:y|ie)|encounter|visit|case|subject|lab|chart|item|episode|"
-    r"specimen|culture|transfer|unit)s?\b"
+    r"specimen|culture|transfer|unit|drg|code|diagnos[ie]s|procedure|isolate)s?\b"
 )
+_DIVISION = re.compile(r"\s*[/÷]\s*")
 
 
 def _blank(m: re.Match) -> str:
@@ -118,17 +136,43 @@ def candidates(text: str, toks: list) -> list:
     if len(toks) < 2:
         return toks
     nouns = [data_noun(text, t.end) for t in toks]
+    limits = [_COMPARISON_BEFORE.search(text, max(0, t.start - 24), t.start) is not None for t in toks]
     for i in range(1, len(toks)):  # a range ("5-6 admissions") is two candidates, never context
         if _RANGE_GAP.fullmatch(text, toks[i - 1].end, toks[i].start):
             nouns[i - 1] = nouns[i] = None
-    value = next((i for i, n in enumerate(nouns) if n is None), 0)
-    return [t for i, t in enumerate(toks) if i == value or nouns[i] is None or nouns[i] == nouns[value]]
+            limits[i] = limits[i - 1] = limits[i - 1] or limits[i]
+    value = next((i for i in range(len(toks)) if nouns[i] is None and not limits[i]), 0)
+    keep = [i == value or (not limits[i] and (nouns[i] is None or nouns[i] == nouns[value]))
+            for i in range(len(toks))]
+    for i in range(1, len(toks)):  # "34/19": the computation behind the value it equals
+        if keep[i - 1] and keep[i] and _DIVISION.fullmatch(text, toks[i - 1].end, toks[i].start) and toks[i].value:
+            q = toks[i - 1].value / toks[i].value
+            if any(j not in (i - 1, i) and keep[j] and abs(q - toks[j].value) <= 0.5 * 10.0 ** -toks[j].decimals
+                   for j in range(len(toks))):
+                keep[i - 1] = keep[i] = False
+    return [t for i, t in enumerate(toks) if keep[i]]
 
 
-def hedge_word(text: str) -> str | None:
-    """The first hedge/negation/inequality word in ``text`` (citations aside), else ``None``."""
-    m = _HEDGE.search(mask_context(text))
-    return m.group() if m else None
+def hedge_word(text: str, value_start: int | None = None) -> str | None:
+    """The first hedge/negation/inequality word in ``text`` (citations and context
+    phrases aside), else ``None``.
+
+    With ``value_start`` (the position of the value in ``text``), a comparison
+    (``at least``, ``more than``, ``above``, ``>``...) counts only when it
+    precedes the value: before another number it states a threshold of the
+    question (``14 admissions had a glucose above 180 mg/dL``), and before a
+    word it qualifies the data (``at least one reading``); alternatives and
+    negations (``or``, ``not``, ``maybe``, ``±``...) count anywhere.
+    """
+    masked = mask_context(text)
+    if value_start is None:
+        m = _HEDGE.search(masked)
+        return m.group() if m else None
+    m = _ALTERNATIVE.search(masked)
+    if m is not None:
+        return m.group()
+    m = _COMPARISON_BEFORE.search(masked, max(0, value_start - 24), value_start)
+    return m.group().strip() if m else None
 
 
 def is_context_number(text: str, start: int) -> bool:

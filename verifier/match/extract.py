@@ -21,7 +21,8 @@ Rules (documented, tested in tests/test_parse_extract.py):
   ``14:00[:ss]`` or ``2:00 PM`` time. Precision is what was written.
 - Booleans: the first word is yes/no/true/false/y/n.
 - Lists: Markdown bullets or numbered lines, else ``;``/``,``/`` and ``
-  separators.
+  separators outside parentheses; on one line, a sentence after the list
+  (``. It grew from ...``) is explanation, not items.
 - Records: a Markdown table, a JSON list of objects (or ``{"columns",
   "rows"}``, or one flat object: one row), or delimited text (tab, ``|``, ``;``, ``,``) with a header line.
 - An empty result (``is_empty_answer``): JSON ``[]``/``{}``, or text opening with
@@ -72,9 +73,11 @@ _BOOL = re.compile(r"^\W*(yes|no|true|false|y|n)\b", re.I)
 _BOOL_MAP = {"yes": True, "y": True, "true": True, "no": False, "n": False, "false": False}
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.*\S)\s*$")
 _LIST_SPLIT = re.compile(r"\s*;\s*|\s*,\s*(?:and\s+)?|\s+and\s+")
+_SENTENCE_END = re.compile(r"\.\s+(?=[A-Z][a-z])")
 _MD_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _UNIT_WORD = re.compile(r"\S+")
 _PER = re.compile(r"\s+per\s+", re.I)
+_BARE_NUMBER = re.compile(r"[+\-]?\d+(?:[.,]\d+)*")
 _STOP = frozenset(
     "in at on of to a an and or the per by for from with is was were be as it its this that which "
     "were than then if patient patients admission admissions".split()
@@ -272,6 +275,8 @@ def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
         per = n == 3 and folded[1] == "per"  # "units per hour" is units/hour
         if not cand or any(w in _STOP for i, w in enumerate(folded) if not (per and i == 1)):
             continue
+        if any(_BARE_NUMBER.fullmatch(w) for w in folded[1:]):
+            continue  # "4 h 29 min": a number starts the next quantity, it is not part of this unit
         if not re.match(r"[A-Za-zµμ°º%#/\[{]|[x×]\s*10|10[*^]", cand):
             continue
         unit = _PER.sub("/", cand) if per else cand
@@ -377,8 +382,26 @@ def extract_list(text: str) -> list[str]:
         return [strip_markdown(b) for b in bullets]
     if len(lines) > 1:
         return [strip_markdown(ln) for ln in lines]
-    parts = [p for p in _LIST_SPLIT.split(text.rstrip(".")) if p.strip()]
+    text = _SENTENCE_END.split(text, maxsplit=1)[0]  # "A, B. It grew from ...": the rest explains
+    parts = [p for p in _split_outside_brackets(text.rstrip(".")) if p.strip()]
     return [strip_markdown(p) for p in parts]
+
+
+def _split_outside_brackets(text: str) -> list[str]:
+    """``_LIST_SPLIT`` separators that are not inside parentheses or brackets."""
+    if "(" not in text and "[" not in text:
+        return _LIST_SPLIT.split(text)
+    depth, cuts = 0, []
+    for m in _LIST_SPLIT.finditer(text):
+        depth = sum(1 if c in "([" else -1 if c in ")]" else 0 for c in text[: m.start()])
+        if depth <= 0:
+            cuts.append(m.span())
+    out, last = [], 0
+    for a, b in cuts:
+        out.append(text[last:a])
+        last = b
+    out.append(text[last:])
+    return out
 
 
 def _split_md_row(line: str) -> list[str]:

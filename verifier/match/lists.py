@@ -7,12 +7,14 @@ scalar rules. Unordered lists are multisets (``answer_policy.order == "set"``
 ignores duplicates on both sides); ordered lists (``ListAnswer.ordered`` or
 ``order == "ordered"``) must also pair item i with item i, else
 ``WRONG_ORDER``. Unpaired reference items give ``MISSING_RECORDS``, unpaired
-submitted items ``EXTRA_RECORDS``. An Answer stating an empty result
+submitted items ``EXTRA_RECORDS``. An item that only names an identifier
+(``isolate 1``, ``specimen 6296570``) is context, not an item. An Answer stating an empty result
 (``extract.is_empty_answer``: ``[]``, ``[] (none found)``) has no items.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..contract import AnswerPolicy, ListAnswer, ReasonCode
@@ -20,6 +22,15 @@ from .extract import extract_list, is_empty_answer
 from .result import MatchResult, failure, success
 from .scalar import match_scalar
 from .text import normalise_text
+
+
+_ID_ITEM = re.compile(
+    r"(?i)\s*(?:isolate|specimen|culture|sample|order|item|itemid|admission|patient|stay|row|id)\s*(?:no\.?|#)?\s*\d+\s*")
+
+
+def _identifier_only(item: str) -> bool:
+    """An item that only names an identifier (``isolate 1``, ``specimen 6296570``): context."""
+    return _ID_ITEM.fullmatch(item) is not None
 
 
 def _dedupe(items: list[str]) -> list[str]:
@@ -40,6 +51,7 @@ def match_list(text: str, ref: ListAnswer, policy: AnswerPolicy, json_value: Any
         items = []  # "[] (none given)": no items (NULL is an abstention, handled before matching)
     else:
         items = extract_list(text)
+    items = [it for it in items if not _identifier_only(it)]
     refs = list(ref.items)
     if policy.order == "set":
         items = _dedupe(items)

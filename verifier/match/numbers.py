@@ -37,7 +37,7 @@ Percent: ``35.2%`` may stand for 0.352 only when the reference is a
 proportion (``0 <= value <= 1``); ``183%`` never matches 1.83.
 
 Quantities: the numbers in the Answer that carry a unit are the candidates
-(else every number); identifiers, step citations, unit/time phrases, scales
+(else every number; a compound duration ``4 h 29 min`` is one); identifiers, step citations, unit/time phrases, scales
 and counts of the data behind the value are context (``verifier.match.commit``).
 Text right after a unitless number that looks like a unit but does not parse
 (``27 foo``: a word of at most 6 characters, or containing ``/``, that is not
@@ -52,6 +52,8 @@ as above. Reasons:
   value (the unit is mislabelled, e.g. "5.2 mg/dL" for 5.2 mmol/L):
   ``WRONG_UNIT``;
 - otherwise a different value: ``WRONG_VALUE``.
+Beside a matching candidate, a number whose unit cannot convert to the
+reference's (another dimension) is not a candidate of the asked quantity.
 """
 
 from __future__ import annotations
@@ -160,8 +162,8 @@ def describe_rule(rule: tuple) -> str:
     return f"within max(abs {rule[2]:g}, rel {rule[1]:g})"
 
 
-def _hedged(text: str, **base) -> MatchResult | None:
-    word = hedge_word(text)
+def _hedged(text: str, value_start: int | None = None, **base) -> MatchResult | None:
+    word = hedge_word(text, value_start)
     if word is None:
         return None
     return failure(ReasonCode.WRONG_VALUE, **base, why=ambiguous(f"the Answer says {word!r} around the value"))
@@ -184,10 +186,11 @@ def match_count(text: str, ref: CountAnswer) -> MatchResult:
         return failure(ReasonCode.WRONG_TYPE, expected="count", reference=ref.value, submitted=text[:200],
                        why="no whole number in the Answer")
     if _PLAIN_INT.fullmatch(text) is None:
-        bad = _hedged(text, compared="count", reference=ref.value, submitted=text[:200])
+        _, nums = _candidates(text)
+        bad = _hedged(text, nums[0].start if nums else None, compared="count", reference=ref.value,
+                      submitted=text[:200])
         if bad is not None:
             return bad
-        _, nums = _candidates(text)
         vals = {t.value for t in nums}
         if len(vals) > 1:
             return failure(ReasonCode.WRONG_VALUE, compared="count", reference=ref.value, submitted=text[:200],
@@ -211,10 +214,11 @@ def match_number(text: str, ref: NumberAnswer, policy: AnswerPolicy) -> MatchRes
                        why="no number in the Answer")
     rule = tolerance_rule(policy, ref.decimals, "number")
     if len(nums) > 1 or nums[0].end - nums[0].start != len(text):
-        bad = _hedged(text, compared="number", reference=ref.value, submitted=text[:200])
+        _, cands = _candidates(text)
+        bad = _hedged(text, cands[0].start if cands else None, compared="number", reference=ref.value,
+                      submitted=text[:200])
         if bad is not None:
             return bad
-        _, cands = _candidates(text)
         nums = cands or nums
     proportion = 0.0 <= ref.value <= 1.0
     results = []
@@ -279,6 +283,30 @@ def _unknown_unit(text: str, end: int) -> str | None:
     return word[:64]
 
 
+_DURATION_MIN = {
+    **dict.fromkeys(("d", "day", "days"), 1440.0), **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), 60.0),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), 1.0),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1.0 / 60.0),
+}
+_DURATION_GAP = re.compile(r"\s*(?:,|and)?\s*")
+
+
+def merge_durations(text: str, toks: list) -> list:
+    """Quantity tokens with compound durations joined: ``4 h 29 min`` is one token of
+    4.4833 h (larger unit first; days, hours, minutes, seconds)."""
+    out: list = []
+    for tok in toks:
+        prev = out[-1] if out else None
+        if prev is not None and prev.unit and tok.unit and _DURATION_GAP.fullmatch(text, prev.end, tok.start):
+            big, small = _DURATION_MIN.get(prev.unit.casefold()), _DURATION_MIN.get(tok.unit.casefold())
+            if big and small and big > small:
+                out[-1] = prev._replace(value=prev.value + tok.value * small / big, end=tok.end,
+                                        decimals=max(prev.decimals, tok.decimals) + 2)
+                continue
+        out.append(tok)
+    return out
+
+
 def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> MatchResult:
     """Compare the Answer's quantity (the one with a unit) with ``ref`` (see module docstring)."""
     toks = _quantities_cached(text)
@@ -292,13 +320,13 @@ def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> Matc
         if stripped != text:
             return match_quantity(stripped, ref, policy)
     reference = f"{ref.value:g} {ref.unit}"
-    bad = _hedged(text, compared="quantity", reference=reference, submitted=text[:200])
-    if bad is not None:
-        return bad
     masked = mask_context(text)
-    toks = candidates(masked, list(_quantities_cached(masked))) or list(toks)
+    toks = candidates(masked, merge_durations(masked, list(_quantities_cached(masked)))) or list(toks)
     with_unit = [t for t in toks if t.unit]
     cands = with_unit or toks
+    bad = _hedged(text, cands[0].start, compared="quantity", reference=reference, submitted=text[:200])
+    if bad is not None:
+        return bad
     results = []
     for tok in cands:
         if tok.unit is None and (word := _unknown_unit(masked, tok.end)) is not None:
@@ -306,6 +334,9 @@ def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> Matc
                                    submitted=text[:200], unit=f"unrecognised unit {word!r}"))
         else:
             results.append(compare_quantity(tok.value, tok.unit, ref, policy, tok.decimals))
+    if len(results) > 1 and any(r.ok for r in results):
+        # a number whose unit cannot be the asked quantity ("5 EW EMER." beside "4.48 hours") is not a candidate
+        results = [r for r in results if r.reasons != (ReasonCode.INCOMPATIBLE_UNIT,)]
     if len(results) > 1 and any(r.ok for r in results) and not all(r.ok for r in results):
         return failure(ReasonCode.WRONG_VALUE, compared="quantity", reference=reference, submitted=text[:200],
                        why=ambiguous(f"{len(results)} different values"))

@@ -15,7 +15,8 @@ Answer when the reference has exactly one row and:
 2. an optional cell that is not stated leaves nothing in its place (see 3);
 3. what remains once the stated cells are removed is only labels: no hedge
    word (``verifier.match.commit``: ``or``, ``not``, ``maybe``...), no other
-   candidate number (identifiers, citations and context phrases aside), and
+   candidate number (identifiers, citations, dates, context phrases and, when
+   the row holds no measured value, durations such as ``7 days`` aside), and
    no word outside the column names and ``rules/synonyms.toml`` ``[records]
    label_words`` (``drg``, ``code``, ``billed``, ``admission``...). A second
    row, a different description or an alternative value therefore fails.
@@ -43,6 +44,7 @@ _TEXT_TOKEN = re.compile(r"\w+|[+<>≤≥±]")
 _WORD = re.compile(r"[^\W\d_]+")
 _CODE = re.compile(r"[+\-]?\d+(?:\.\d+)?")
 _MAX_CHARS = 2000
+_DURATION = re.compile(r"(?i)(?<![\w.])\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|weeks?|months?|years?)\b")
 
 
 @lru_cache(maxsize=1)
@@ -127,6 +129,8 @@ def match_prose_row(text: str, ref: RecordsAnswer, policy: AnswerPolicy) -> Matc
     if not stated or hedge_word(rest) is not None:
         return None
     masked = mask_context(rest)
+    if not any(isinstance(c, float) for c in ref.rows[0]):  # "(2161-11-28 to 2161-12-05, 7 days)": a duration
+        masked = _DURATION.sub(lambda m: " " * len(m.group()), masked)
     if candidates(masked, extract_numbers(masked)):
         return None
     allowed = _labels() | {w.casefold() for c in ref.columns for w in _WORD.findall(c)}

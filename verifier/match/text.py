@@ -160,7 +160,8 @@ def same_entity(short: str, long: str, threshold: float = 90.0) -> bool:
     same place) or an acronym (``CCU`` / ``Coronary Care Unit``)."""
     if text_equivalent(short, long, threshold)[0]:
         return True
-    a, b = normalise_text(short).replace(".", " ").split(), normalise_text(long).replace(".", " ").split()
+    a = normalise_text(short).replace(".", " ").replace("-", " ").split()
+    b = normalise_text(long).replace(".", " ").replace("-", " ").split()
     if not a or not b:
         return False
     if len(a) == len(b) and all(y.startswith(x) for x, y in zip(a, b)) and a != b:
