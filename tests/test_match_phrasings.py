@@ -114,7 +114,8 @@ def test_kind1_hedges_ranges_and_other_values_still_fail(response, ref):
 
 _PHRASES = [
     " doses per {n} hours", " (every {n} hours)", " on the 1-{n} scale", " ({n} admissions)",
-    " in the first {n} hours", " (n = {n})", ", {n} events", " at 0{m}:30",
+    " in the first {n} hours", " (n = {n})", ", {n} events", " at 0{m}:30", " with a reading above {n}",
+    " (APR DRG {n})", "; the DRG is {n}", " (at least {m} results)",
 ]
 
 
