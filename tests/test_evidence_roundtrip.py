@@ -11,6 +11,7 @@ became ``EVIDENCE_FABRICATED``; a BLOB made ``model_dump_json`` raise; NaN becam
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import uuid
 from pathlib import Path
@@ -61,8 +62,7 @@ def literals(draw) -> str:
             return f"TIME '{t}.{draw(st.integers(0, 999999)):06d}'"
         return f"TIMETZ '{t}{draw(st.sampled_from(['+00', '+02', '-05:30', '+14']))}'"
     if kind in ("timestamptz", "timestamp", "date"):
-        d = draw(st.dates(min_value=__import__("datetime").date(1900, 1, 1),
-                          max_value=__import__("datetime").date(2200, 12, 31))).isoformat()
+        d = draw(st.dates(min_value=dt.date(1900, 1, 1), max_value=dt.date(2200, 12, 31))).isoformat()
         if kind == "date":
             return f"DATE '{d}'"
         t = f"{draw(st.integers(0, 23)):02d}:{draw(st.integers(0, 59)):02d}:{draw(st.integers(0, 59)):02d}"
@@ -91,7 +91,7 @@ def literals(draw) -> str:
         keys = draw(st.lists(st.integers(-50, 50), max_size=4, unique=True))
         return "MAP {" + ", ".join(f"{k}: '{k * 2}'::DECIMAL(6,1)" for k in keys) + "}" if keys else "MAP {}"
     if kind == "nested":
-        return f"[{{'t': TIMESTAMPTZ '2150-01-01 05:00:00+02', 'v': 1.5::DECIMAL(4,1)}}, NULL]"
+        return "[{'t': TIMESTAMPTZ '2150-01-01 05:00:00+02', 'v': 1.5::DECIMAL(4,1)}, NULL]"
     if kind == "varchar":
         return "'" + draw(st.text(alphabet="abcXYZ 019-:|", max_size=8)).replace("'", "''") + "'"
     if kind == "bool":
