@@ -134,3 +134,13 @@ def test_export_malformed_verdicts_line_names_file_and_line(files, tmp_path: Pat
                      "--verdicts", verdicts, "--out", out)
     _assert_clean_failure(res, text, f"{verdicts}:line 2")
     assert not out.exists()
+
+
+def test_version_option_prints_the_installed_version():
+    from typer.testing import CliRunner
+
+    from verifier.cli import app
+    from verifier.contract import __version__
+
+    res = CliRunner().invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.output.strip() == f"ehr-verifier {__version__}"

@@ -74,3 +74,84 @@ def test_plot_report_renders_when_a_condition_has_no_verdicts(tmp_path: Path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     empty = summarize([], tasks, ks=(1,))
     assert plot_report(empty, tmp_path / "empty.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- the report figure, read as matplotlib objects ------------------------------------------------
+def _texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+def _panels(fig) -> dict[str, object]:
+    return {ax.get_title(): ax for ax in fig.axes}
+
+
+def test_report_figure_panels_labels_and_n():
+    """Hand-computed from ``_summary``: Clean 6/8 = 75%, Noise 1/8 = 12%, NULL 6/8, validity 1/6, record type 0/4."""
+    import matplotlib.pyplot as plt
+
+    from verifier.scoring import report_figure
+
+    fig = report_figure({"zeta": _summary(), "alpha": _summary(flip=True)}, title="compared")
+    try:
+        panels = _panels(fig)
+        assert set(panels) == {
+            "Clean vs Noise success by agent", "success by noise type and scope", "NULL rate vs abstention validity",
+            "top reason codes: Clean (verdicts with the code / n)", "top reason codes: Noise (verdicts with the code / n)",
+            "pass@k and pass^k",
+        }
+        agents = panels["Clean vs Noise success by agent"]
+        assert [t.get_text() for t in agents.get_yticklabels()] == ["zeta", "alpha"]
+        assert _texts(agents).count("75% (n=8)") == 2 and _texts(agents).count("12% (n=8)") == 2
+        groups = panels["success by noise type and scope"]
+        assert [t.get_text() for t in groups.get_xticklabels()] == [
+            "Noise: query", "Noise: record", "Clean patient", "Noise patient", "Clean population", "Noise population"]
+        assert "0%\nn=4" in _texts(groups)  # 0% is a labelled cell, not a missing bar
+        abst = panels["NULL rate vs abstention validity"]
+        assert "75% (n=8)" in _texts(abst) and "17% (n=6)" in _texts(abst)
+        noise = panels["top reason codes: Noise (verdicts with the code / n)"]
+        assert [t.get_text() for t in noise.get_yticklabels()] == ["EVIDENCE_NOT_SENSITIVE", "ANSWERED_NOISE", "NO_EVIDENCE"]
+        assert "3/8" in _texts(noise)
+        clean = panels["top reason codes: Clean (verdicts with the code / n)"]
+        assert [t.get_text() for t in clean.get_yticklabels()] == ["WRONG_VALUE"]
+        assert [list(line.get_xdata()) for line in panels["pass@k and pass^k"].get_lines()][:2] == [[1, 2, 4], [1, 2, 4]]
+    finally:
+        plt.close(fig)
+
+
+def test_report_figure_without_repeated_samples_has_no_pass_k_panel():
+    import matplotlib.pyplot as plt
+
+    from verifier.scoring import report_figure
+
+    tasks = {"a-c": _task("a-c", "a", "clean"), "a-n": _task("a-n", "a", "noise", noise_type="value")}
+    one = summarize([_verdict("a-c", 0, success=True), _verdict("a-n", 0, success=False, condition="noise", reasons=["ANSWERED_NOISE"])],
+                    tasks, ks=(1, 2))
+    fig = report_figure(one, title="solo")  # one summary: the title names the agent
+    try:
+        panels = _panels(fig)
+        assert len(fig.axes) == 5 and "pass@k and pass^k" not in panels
+        agents = panels["Clean vs Noise success by agent"]
+        assert [t.get_text() for t in agents.get_yticklabels()] == ["solo"]
+        assert "100% (n=1)" in _texts(agents) and "0% (n=1)" in _texts(agents)
+        assert "no failure codes on Clean verdicts" in _texts(panels["top reason codes: Clean"])
+    finally:
+        plt.close(fig)
+
+
+def test_score_agents_writes_a_comparison_figure(synth_db, synth_tasks, tmp_path: Path):
+    """The demo's last step on real episodes: per-agent folders and one figure comparing the agents."""
+    from verifier.agents.rollout import rollout
+    from verifier.scoring import score_agents
+
+    tasks = synth_tasks[:12]
+    paths = {}
+    for agent in ("oracle", "always-null"):
+        paths[agent] = tmp_path / f"{agent}.jsonl"
+        rollout(agent, tasks, synth_db, paths[agent])
+    con = Console(record=True, width=100)
+    summaries = score_agents(tasks, paths, synth_db, out_dir=tmp_path / "scores", console=con)
+    assert list(summaries) == ["oracle", "always-null"]
+    assert summaries["oracle"]["clean"]["success_rate"] == 1.0 and summaries["always-null"]["clean"]["success_rate"] == 0.0
+    for p in ("report.png", "oracle/report.png", "always-null/summary.json"):
+        assert (tmp_path / "scores" / p).is_file(), p
+    assert "ABSTAINED_ON_CLEAN" in con.export_text()  # never cut to "ABSTAINED_ON_CL…"

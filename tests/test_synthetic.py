@@ -351,6 +351,12 @@ def test_demo_command_runs_from_any_directory(tmp_path: Path) -> None:
         assert reason in rows[agent], rows[agent]
     assert (cwd / "work" / "tasks.jsonl").is_file()
     assert (cwd / "work" / "scores" / "oracle" / "summary.json").is_file()
+    assert (cwd / "work" / "scores" / "report.png").is_file()  # all agents in one figure
+    # every long step shows progress on stderr; stdout keeps the report, with no header-only table
+    for step in ("build-db", "roll out oracle", "roll out fabricator", "score oracle", "score fabricator"):
+        assert step in proc.stderr, step
+    assert "ABSTAINED_ON_CLEAN" in proc.stdout and "…" not in proc.stdout
+    assert "Rejected candidates by reason" not in proc.stdout or "0 of" not in proc.stdout
     db = cwd / "work" / "hospital.duckdb"
     with duckdb.connect(str(db), read_only=True) as c:
         assert c.execute("SELECT count(*) FROM patients").fetchone()[0] == 50

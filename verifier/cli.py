@@ -29,6 +29,21 @@ err_console = Console(stderr=True)
 DEFAULT_MIMIC_DIR = "../shared/data/mimic-iv-demo"
 
 
+def _version(value: bool) -> None:
+    if value:
+        from .contract import __version__
+
+        console.print(f"ehr-verifier {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Verify clinical database agents on Clean-Noise task pairs (MIMIC-IV shaped, DuckDB)."""
+
+
 def default_mimic_dir() -> Path:
     """``$MIMIC_DEMO_DIR`` or ``../shared/data/mimic-iv-demo``."""
     return Path(os.environ.get("MIMIC_DEMO_DIR", DEFAULT_MIMIC_DIR))
@@ -115,7 +130,7 @@ def demo_cmd(
     from .demo import run_demo
 
     with _cli_errors():
-        run_demo(workdir=workdir, seed=seed, console=console)
+        run_demo(workdir=workdir, seed=seed, console=console, progress_console=err_console)
 
 
 @app.command("rollout")

@@ -12,7 +12,9 @@ The whole gym, end to end, on the synthetic default hospital:
    table (success on Clean and Noise, by noise type, reason codes by condition).
 
 Works from any directory: nothing is read from the current folder and
-everything is written under ``workdir`` (or a temporary folder removed at the end).
+everything is written under ``workdir`` (or a temporary folder removed at the end;
+then no path inside it is printed). Every long step shows a rich progress bar on
+``progress_console`` (stderr by default), so stdout holds only the report.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from typing import Callable
+
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .database import build_database, print_summary
 from .synthetic import generate_hospital, read_gaps
@@ -58,7 +63,8 @@ class DemoResult:
     summaries: dict = field(default_factory=dict)
 
 
-def run_demo(workdir: str | Path | None = None, seed: int = 0, console: Console | None = None) -> DemoResult:
+def run_demo(workdir: str | Path | None = None, seed: int = 0, console: Console | None = None,
+             progress_console: Console | None = None) -> DemoResult:
     """Generate the synthetic hospital, build it and print the summary.
 
     Args:
@@ -66,6 +72,7 @@ def run_demo(workdir: str | Path | None = None, seed: int = 0, console: Console 
             None = a temporary folder, removed before returning.
         seed: seed of the synthetic hospital (same seed, same files).
         console: where to print (default: a new stdout console).
+        progress_console: where the progress bars go (default: a new stderr console).
 
     Returns:
         A :class:`DemoResult`.
@@ -75,30 +82,43 @@ def run_demo(workdir: str | Path | None = None, seed: int = 0, console: Console 
         SourceDataError: the build failed (nothing is left at the database path).
     """
     console = console or Console()
+    bars = progress_console or Console(stderr=True)
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="ehr-verifier-demo-") as tmp:
-            result = _run(Path(tmp), seed, console)
-        console.print("[dim](temporary folder removed; pass --workdir DIR to keep the files)[/]")
+            result = _run(Path(tmp), seed, console, bars, kept=False)
+        console.print("[dim](ran in a temporary folder, now removed; pass --workdir DIR to keep the files)[/]")
         return replace(result, kept=False)
-    return _run(Path(workdir), seed, console)
+    return _run(Path(workdir), seed, console, bars, kept=True)
 
 
-def _run(work: Path, seed: int, console: Console) -> DemoResult:
+def _progress(console: Console) -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console, transient=False)
+
+
+def _run(work: Path, seed: int, console: Console, bars: Console, *, kept: bool) -> DemoResult:
+    def at(path: Path) -> str:  # a path is worth printing only if it outlives the run
+        return f" {path}" if kept else ""
+
     console.print(f"[bold]ehr-verifier demo[/]: synthetic default hospital, seed {seed}")
-    hospital = generate_hospital(work / HOSPITAL_DIR, seed=seed)
-    console.print(f"generated MIMIC-IV CSVs in {hospital}")
+    with _progress(bars) as bar:
+        job = bar.add_task("generate the hospital", total=1)
+        hospital = generate_hospital(work / HOSPITAL_DIR, seed=seed)
+        bar.update(job, completed=1)
+    console.print("generated the MIMIC-IV CSVs" + (f" in {hospital}" if kept else ""))
     db = work / DB_NAME
-    report = build_database(hospital, db)
+    report = build_database(hospital, db, progress=True)
     print_summary(report, console)
     gaps = read_gaps(hospital)
     counts = dict(sorted(Counter(g.kind for g in gaps).items()))
     console.print("planted gaps: " + ", ".join(f"{k} {v}" for k, v in counts.items())
-                  + f" (listed in {hospital / 'gaps.json'})")
-    n_tasks, summaries = _tasks_rollouts_scores(work, db, seed, console)
-    return DemoResult(hospital, db, True, report, counts, n_tasks, summaries)
+                  + (f" (listed in {hospital / 'gaps.json'})" if kept else ""))
+    n_tasks, summaries = _tasks_rollouts_scores(work, db, seed, console, bars, at)
+    return DemoResult(hospital, db, kept, report, counts, n_tasks, summaries)
 
 
-def _tasks_rollouts_scores(work: Path, db: Path, seed: int, console: Console) -> tuple[int, dict]:
+def _tasks_rollouts_scores(work: Path, db: Path, seed: int, console: Console, bars: Console,
+                           at: Callable[[Path], str]) -> tuple[int, dict]:
     """Steps 3-5: construct tasks, roll out the reference agents, score and report."""
     from .agents.rollout import rollout
     from .construction import make_tasks
@@ -106,18 +126,29 @@ def _tasks_rollouts_scores(work: Path, db: Path, seed: int, console: Console) ->
     from .construction.report import print_summary as print_construction
     from .scoring import score_agents
 
-    tasks, creport = make_tasks(db, seed=seed)
+    tasks, creport = make_tasks(db, seed=seed, progress=True)
     tasks_path = work / "tasks.jsonl"
     write_tasks(tasks, tasks_path)
     print_construction(creport, console)
-    console.print(f"wrote {len(tasks)} tasks to {tasks_path}")
+    console.print(f"wrote {len(tasks)} tasks" + (f" to{at(tasks_path)}" if at(tasks_path) else ""))
     rollouts = work / "rollouts"
     rollouts.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
+    done = {}
+    with _progress(bars) as bar:
+        jobs = {agent: bar.add_task(f"roll out {agent}", total=len(tasks)) for agent in DEMO_AGENTS}
+        for agent in DEMO_AGENTS:
+            paths[agent] = rollouts / f"{agent}.trajectories.jsonl"
+            done[agent] = rollout(agent, tasks, db, paths[agent], on_episode=lambda _v, j=jobs[agent]: bar.advance(j))
     for agent in DEMO_AGENTS:
-        paths[agent] = rollouts / f"{agent}.trajectories.jsonl"
-        done = rollout(agent, tasks, db, paths[agent])
-        console.print(f"rolled out {agent}: {done.episodes} episodes in {done.seconds:.1f} s -> {paths[agent]}")
-    summaries = score_agents(tasks, paths, db, console=console, out_dir=work / "scores", details=True)
-    console.print(f"verdicts, summary.json and report.png per agent in {work / 'scores'}")
+        console.print(f"rolled out {agent}: {done[agent].episodes} episodes in {done[agent].seconds:.1f} s"
+                      + (f" ->{at(paths[agent])}" if at(paths[agent]) else ""))
+    with _progress(bars) as bar:
+        summaries = score_agents(tasks, paths, db, out_dir=work / "scores", progress=bar)
+    from .scoring import print_comparison
+
+    print_comparison(summaries, console, details=True)
+    if at(work):
+        console.print(f"verdicts, summary.json and report.png per agent in {work / 'scores'}; "
+                      f"all agents compared in {work / 'scores' / 'report.png'}")
     return len(tasks), summaries

@@ -14,6 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable
 
+from rich.console import Console
 from rich.progress import Progress
 
 from ..contract import InputError, Task, write_jsonl
@@ -64,7 +65,7 @@ def make_tasks(
         db_path: a DuckDB database in the renamed schema (opened read-only).
         seed: seed of candidate order, phrasings and splits.
         pairs: at most this many pairs (default: every program's ``max_pairs``).
-        progress: show a rich progress bar over programs.
+        progress: show a rich progress bar over programs (on stderr).
         programs: programs to run (default: all of ``programs/*.toml``).
         rewrite: optional LLM rewriting of the question text (off by default;
             see ``rewrite.py``: a rewrite that loses an anchor is discarded).
@@ -90,7 +91,7 @@ def make_tasks(
         patient_split = split_patients(patients, seed)
         quota_all = None if pairs is None else max(1, math.ceil(pairs * 1.6 / max(1, len(specs))))
         built: list[Pair] = []
-        with Progress(disable=not progress, transient=False) as bar:
+        with Progress(disable=not progress, transient=False, console=Console(stderr=True)) as bar:
             job = bar.add_task("construction programs", total=len(specs))
             for spec in specs:
                 rng = random.Random(f"{spec.name}:{seed}")

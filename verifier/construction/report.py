@@ -67,7 +67,8 @@ class ConstructionReport(BaseModel):
 
 def print_summary(report: ConstructionReport, console: Console) -> None:
     """Print the summary tables: pairs by intent x scope x noise type, by split
-    and track, rejections by reason, and the robustness audit by relaxation."""
+    and track, rejections by reason (a table only when some candidate was rejected; the counts
+    line is always printed), and the robustness audit by relaxation."""
     cells: dict[tuple[str, str], dict[str, int]] = {}
     for key, n in report.by_cell.items():
         intent, scope, noise = key.split("|")
@@ -87,15 +88,18 @@ def print_summary(report: ConstructionReport, console: Console) -> None:
         split, track = key.split("|")
         s.add_row(split, track, str(n))
     console.print(s)
-    r = Table(title="Rejected candidates by reason", min_width=60,
-              caption=f"{sum(report.rejections.values())} of {report.candidates} candidates rejected; "
-                      f"{report.dropped_for_balance} verified pairs left out to balance the test split; "
-                      f"{report.skipped_for_split} candidates skipped for the patient split")
-    r.add_column("reason")
-    r.add_column("count", justify="right")
-    for reason, n in sorted(report.rejections.items(), key=lambda kv: (-kv[1], kv[0])):
-        r.add_row(reason, str(n))
-    console.print(r)
+    note = (f"{sum(report.rejections.values())} of {report.candidates} candidates rejected; "
+            f"{report.dropped_for_balance} verified pairs left out to balance the test split; "
+            f"{report.skipped_for_split} candidates skipped for the patient split")
+    if report.rejections:  # an empty table would print its headers only
+        r = Table(title="Rejected candidates by reason", min_width=60, caption=note)
+        r.add_column("reason", overflow="fold")
+        r.add_column("count", justify="right")
+        for reason, n in sorted(report.rejections.items(), key=lambda kv: (-kv[1], kv[0])):
+            r.add_row(reason, str(n))
+        console.print(r)
+    else:
+        console.print(f"Rejected candidates: none. {note}")
     if report.audit:
         kinds = sorted({k.split("|")[0] for k in report.audit})
         outcomes = ("twin_answerable", "clean_differs", "sql_failed", "explicit", "same", "not_applicable")

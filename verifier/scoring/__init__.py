@@ -15,6 +15,7 @@ from ._export import (
     verdict_index,
 )
 from ._jsonl import iter_lines, verify_file
+from ._figure import report_figure, top_codes
 from ._report import (
     comparison_table,
     plot_report,
@@ -28,6 +29,6 @@ from ._worker import default_scorer, make_state
 __all__ = [
     "BatchVerifier", "comparison_table", "completion_messages", "default_scorer", "export_file",
     "export_records", "iter_lines", "make_state", "pairing_mismatch", "plot_report", "print_comparison",
-    "print_report", "read_verdicts", "score_agents", "summary_table", "verdict_index", "verify_batch",
+    "print_report", "read_verdicts", "report_figure", "top_codes", "score_agents", "summary_table", "verdict_index", "verify_batch",
     "verify_file",
 ]

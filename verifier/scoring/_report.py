@@ -14,6 +14,11 @@ from typing import Any, Mapping
 from rich.console import Console
 from rich.table import Table
 
+from ._figure import plot_report
+
+#: Width of the longest reason code: code columns are at least this wide and fold (never "…").
+_CODE_WIDTH = 28
+
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
@@ -81,7 +86,7 @@ def reasons_table(summary: Mapping[str, Any], *, title: str = "Reason codes by c
     Rows: every code seen, ordered by total count (descending) then name.
     """
     t = Table(title=title, header_style="bold")
-    t.add_column("reason")
+    t.add_column("reason", min_width=_CODE_WIDTH, overflow="fold")
     t.add_column("Clean", justify="right")
     t.add_column("Noise", justify="right")
     reasons = summary.get("reasons", {})
@@ -98,13 +103,19 @@ def reasons_table(summary: Mapping[str, Any], *, title: str = "Reason codes by c
     return t
 
 
+def _print_nonempty(console: Console, table: Table) -> None:
+    """Print ``table`` unless it has no rows (a table of headers only says nothing)."""
+    if table.row_count:
+        console.print(table)
+
+
 def print_report(summary: Mapping[str, Any], console: Console | None = None, *, title: str = "") -> None:
-    """Print the summary, breakdown and reason-code tables of one run."""
+    """Print the summary, breakdown and reason-code tables of one run (tables without rows are left out)."""
     console = console or Console()
     prefix = f"{title}: " if title else ""
     console.print(summary_table(summary, title=f"{prefix}summary"))
-    console.print(breakdown_table(summary, title=f"{prefix}Clean vs Noise success by group"))
-    console.print(reasons_table(summary, title=f"{prefix}reason codes by condition"))
+    _print_nonempty(console, breakdown_table(summary, title=f"{prefix}Clean vs Noise success by group"))
+    _print_nonempty(console, reasons_table(summary, title=f"{prefix}reason codes by condition"))
 
 
 def comparison_table(summaries: Mapping[str, Mapping[str, Any]], *, title: str = "Agents compared") -> Table:
@@ -118,8 +129,11 @@ def comparison_table(summaries: Mapping[str, Mapping[str, Any]], *, title: str =
         pass@1, RS(10) and the most frequent failure code per condition.
     """
     t = Table(title=title, header_style="bold")
-    for col in ("agent", "Clean", "Noise", "NULL rate", "abst. validity", "pass@1", "RS(10)", "top Clean failure", "top Noise failure"):
-        t.add_column(col, justify="left" if col in ("agent", "top Clean failure", "top Noise failure") else "right")
+    t.add_column("agent", no_wrap=True)
+    for col in ("Clean", "Noise", "NULL rate", "abst. validity", "pass@1", "RS(10)"):  # headers wrap, figures do not
+        t.add_column(col, justify="right", max_width=max(6, *(len(w) for w in col.split())))
+    for col in ("top Clean failure", "top Noise failure"):  # codes are never cut: past the edge they fold
+        t.add_column(col, overflow="fold", min_width=len("ABSTAINED_ON_CLEAN"))
     for name, s in summaries.items():
         tops = []
         for cond in ("clean", "noise"):
@@ -142,10 +156,10 @@ def print_comparison(summaries: Mapping[str, Mapping[str, Any]], console: Consol
         details: also print every agent's reason-code table.
     """
     console = console or Console()
-    console.print(comparison_table(summaries))
+    _print_nonempty(console, comparison_table(summaries))
     if details:
         for name, s in summaries.items():
-            console.print(reasons_table(s, title=f"{name}: reason codes by condition"))
+            _print_nonempty(console, reasons_table(s, title=f"{name}: reason codes by condition"))
 
 
 def score_agents(
@@ -157,6 +171,7 @@ def score_agents(
     console: Console | None = None,
     out_dir: str | Path | None = None,
     details: bool = True,
+    progress: Any = None,
 ) -> dict[str, dict[str, Any]]:
     """Score several agents' trajectories and print the comparison (what the demo ends with).
 
@@ -169,8 +184,10 @@ def score_agents(
         workers: worker processes per scoring run.
         console: where to print (``None``: print nothing).
         out_dir: if given, writes ``<out_dir>/<agent>/verdicts.jsonl``,
-            ``summary.json`` and ``report.png`` per agent.
+            ``summary.json`` and ``report.png`` per agent, and
+            ``<out_dir>/report.png`` comparing all agents.
         details: also print each agent's reason-code table.
+        progress: a ``rich.progress.Progress`` to show one bar per agent on (None: no bars).
 
     Returns:
         ``{agent name: summarize output}``.
@@ -186,7 +203,19 @@ def score_agents(
     summaries: dict[str, dict[str, Any]] = {}
     for name, trajs in trajectories_by_agent.items():
         items = iter_lines(trajs) if isinstance(trajs, (str, Path)) else trajs
-        lines = list(verify_batch(items, task_map, db, workers=workers, backend="process" if workers > 1 else "serial", as_json=True))
+        if progress is not None:
+            if isinstance(trajs, (str, Path)):
+                with open(trajs, "rb") as fh:
+                    total: int | None = sum(1 for _ in fh)
+            else:
+                items = list(items)
+                total = len(items)
+            bar = progress.add_task(f"score {name}", total=total)
+        lines = []
+        for line in verify_batch(items, task_map, db, workers=workers, backend="process" if workers > 1 else "serial", as_json=True):
+            lines.append(line)
+            if progress is not None:
+                progress.advance(bar)
         summary = summarize((json.loads(line) for line in lines), task_map)
         summaries[name] = summary
         if out_dir is not None:
@@ -195,74 +224,8 @@ def score_agents(
             (folder / "verdicts.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
             (folder / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             plot_report(summary, folder / "report.png", title=name)
+    if out_dir is not None and len(summaries) > 1:
+        plot_report(summaries, Path(out_dir) / "report.png", title="agents compared")
     if console is not None:
         print_comparison(summaries, console, details=details)
     return summaries
-
-
-def plot_report(summary: Mapping[str, Any], out: str | Path, *, title: str = "") -> Path:
-    """Write the report figure (PNG, matplotlib Agg backend).
-
-    Panels: (1) success by noise type, Noise tasks vs their Clean twins;
-    (2) Clean vs Noise success by scope; (3) pass@k and pass^k against k.
-    A panel without data (no Noise verdicts, no scopes, no pass@k) is drawn
-    empty (an "(none)" slot) rather than failing.
-
-    Args:
-        summary: ``summarize`` output.
-        out: PNG path (parent folders created).
-        title: figure title.
-
-    Returns:
-        The written path.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
-
-    def bars(ax: Any, groups: list[str], clean: list[float | None], noise: list[float | None], ttl: str) -> None:
-        if not groups:  # e.g. no Noise verdicts at all: one empty "(none)" slot, so ticks and labels agree
-            groups, clean, noise = ["(none)"], [None], [None]
-        xs = range(len(groups))
-        w = 0.38
-        ax.bar([x - w / 2 for x in xs], [0 if v is None else 100 * v for v in clean], w, label="Clean", color="#4C72B0")
-        ax.bar([x + w / 2 for x in xs], [0 if v is None else 100 * v for v in noise], w, label="Noise", color="#DD8452")
-        ax.set_xticks(list(xs))
-        ax.set_xticklabels(groups)
-        ax.set_ylim(0, 120)
-        ax.set_yticks(range(0, 101, 20))
-        ax.set_ylabel("success (%)")
-        ax.set_title(ttl)
-        ax.legend(loc="upper center", ncol=2, fontsize=8)
-
-    nt = summary.get("by_noise_type", {})
-    groups = list(nt)
-    bars(axes[0], groups, [nt[g]["clean_twin"]["success_rate"] for g in groups], [nt[g]["success_rate"] for g in groups],
-         "by noise type (Noise vs Clean twin)")
-    sc = summary.get("by_scope", {})
-    groups = list(sc)
-    bars(axes[1], groups, [sc[g]["clean"]["success_rate"] for g in groups], [sc[g]["noise"]["success_rate"] for g in groups],
-         "by scope")
-    ax = axes[2]
-    ks = [int(k) for k in summary.get("pass_at_k", {})]
-    if ks:
-        ax.plot(ks, [summary["pass_at_k"][str(k)] for k in ks], "o-", label="pass@k")
-        ax.plot(ks, [summary["pass_hat_k"][str(k)] for k in ks], "s--", label="pass^k")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(ks)
-        ax.set_xticklabels([str(k) for k in ks])
-        ax.legend(loc="lower left", fontsize=8)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("k (samples per task)")
-    ax.set_title("pass@k and pass^k")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out
