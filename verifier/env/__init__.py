@@ -2,7 +2,9 @@
 
 ``EHREnv`` (Gymnasium-style ``reset``/``step``), its ``Action``s, the
 confined Python worker (``PythonSandbox``), the environment checker, and the
-resumable trajectory log used by ``rollout``.
+resumable trajectory log used by ``rollout``. ``verifier.env.gym_env.EHRGymEnv`` wraps
+``EHREnv`` as a ``gymnasium.Env`` (registered as ``EHRVerifier-v0``); it is imported on
+demand because gymnasium is optional (extra ``.[gym]``).
 
 Layer: the environment owns episodes (observations, steps, the Python worker); it imports
 ``verifier.verify`` (the reward) and everything below it, never agents or scoring.
