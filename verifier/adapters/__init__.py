@@ -3,10 +3,17 @@
 Each adapter is imported on demand and never imports its framework at module
 import time (the frameworks are not dependencies of ehr-verifier):
 
-* ``verifier.adapters.trl_reward.make_reward_func`` -> a TRL ``GRPOTrainer``
-  reward function ``reward_func(prompts, completions, **kwargs) -> list[float]``;
-* ``verifier.adapters.verl_score.compute_score`` / ``compute_score_batch`` ->
-  verl custom reward functions returning ``{"score": ..., verdict fields}``;
+* ``verifier.adapters.trl_reward.make_reward_func`` (and ``make_async_reward_func``) -> a TRL
+  ``GRPOTrainer`` reward function ``reward_func(prompts, completions, **kwargs) -> list[float]``
+  whose scoring pool lives across steps and which logs reason codes through
+  ``log_extra`` / ``log_metric``;
+* ``verifier.adapters.trl_env`` -> ``environment_factory`` (``EHRToolEnv``: tools ``run_sql``,
+  ``run_python``, ``submit``) and ``env_reward_func``, the reward read from the environments;
+* ``verifier.adapters.trl_data`` -> ``to_grpo_dataset`` / ``to_hf_dataset`` /
+  ``from_hf_dataset``: tasks, trajectories and verdicts as ``datasets`` that keep them whole;
+* ``verifier.adapters.verl_score.compute_score`` / ``compute_score_async`` /
+  ``compute_score_batch`` -> verl custom reward functions returning ``{"score": ..., verdict
+  fields}`` (``custom_reward_function.path: pkg://verifier.adapters.verl_score``);
 * ``verifier.adapters.inspect_scorer.ehr_scorer`` -> an inspect_ai ``Scorer``.
 
 ``verifier.adapters.common`` holds what they share: finding the task of a

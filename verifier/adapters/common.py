@@ -79,18 +79,48 @@ def resolve_task(value: Any, tasks: Mapping[str, Task], *, field: str = "task") 
         InputError: an unknown task id, or an invalid task object.
     """
     if isinstance(value, Task):
-        return value
+        return _same_as_known(value, tasks, field)
     if isinstance(value, Mapping):
-        return validate(Task, dict(value), where=f"{field}: ")
+        try:
+            task = validate(Task, dict(value), where=f"{field}: ")
+        except InputError as exc:
+            if _has_null(value):
+                raise InputError(exc.field, exc.value, f"{exc.message}; {_ALTERED}") from None
+            raise
+        return _same_as_known(task, tasks, field)
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("{"):
-            return validate(Task, text, where=f"{field}: ")
+            return _same_as_known(validate(Task, text, where=f"{field}: "), tasks, field)
         task = tasks.get(text)
         if task is None:
             raise InputError(field, value, "unknown task_id (give the tasks mapping or tasks JSONL path to the adapter)")
         return task
     raise InputError(field, value, "expected a Task, a task dict/JSON or a task_id")
+
+
+#: What an altered task dict most likely went through, and the fix.
+_ALTERED = ("a task dict that went through HF datasets (Dataset.from_list, map) is altered: datasets gives every row "
+            "the same nested schema, adding null-valued keys; store tasks as task_id or JSON text "
+            "(verifier.adapters.trl_data.to_grpo_dataset)")
+
+
+def _has_null(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, Mapping):
+        return any(_has_null(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_null(v) for v in value)
+    return False
+
+
+def _same_as_known(task: Task, tasks: Mapping[str, Task], field: str) -> Task:
+    """``task``, unless ``tasks`` holds a different task under the same id (an altered copy)."""
+    known = tasks.get(task.task_id) if tasks else None
+    if known is not None and known != task:
+        raise InputError(field, task.task_id, f"differs from the task with this id in the tasks given; {_ALTERED}")
+    return task
 
 
 _FRAMING = re.compile(r"\A\[step \d+\]\n")

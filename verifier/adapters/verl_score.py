@@ -25,25 +25,75 @@ Returned dict: ``score`` (float), ``success`` and ``abstained`` (bool),
 ``condition``, ``reasons`` (comma-joined codes), ``task_id``,
 ``trajectory_id``.
 
-verl config::
+verl config (verl >= 0.5 reads ``custom_reward_function`` with ``load_extern_object``, which
+imports ``pkg://`` paths as modules and loads other paths as files)::
 
     custom_reward_function:
-      path: <site-packages>/verifier/adapters/verl_score.py
-      name: compute_score            # or compute_score_batch with reward_model.reward_manager=batch
-      reward_kwargs: {tasks: /data/tasks.jsonl, db: /data/demo.duckdb}
+      path: pkg://verifier.adapters.verl_score   # or the file's path: its imports are absolute
+      name: compute_score_async      # the reward loop (use_reward_loop, verl's default) awaits it;
+                                     # compute_score for the legacy naive manager
+      reward_kwargs: {tasks: /data/tasks.jsonl, db: /data/demo.duckdb, workers: 2}
+
+``compute_score_async`` scores in a process pool that lives across calls (one per
+``(db, workers, config)`` in the process, created on first use) with ``workers`` >= 1, else
+in a thread. ``compute_score_batch`` is for the legacy ``reward_manager=batch`` path only,
+which verl offers only with ``use_reward_loop: false``; it uses the same long-lived pool.
+
+This module uses absolute imports only (``from verifier...``), so verl can also load it by
+file path (``spec_from_file_location``) when the ``verifier`` package is installed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import json
+import threading
 from itertools import count
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..contract import Task, VerifyConfig
-from .common import is_messages, resolve_task, task_map, to_trajectory, verdict_fields
+from verifier.adapters.common import is_messages, resolve_task, task_map, to_trajectory, verdict_fields
+from verifier.contract import Task, VerifyConfig
 
 _ids = count()
+#: Long-lived scoring pools, one per (db, workers, config JSON); see ``scoring_pool``.
+_POOLS: dict[tuple[str, int, str], Any] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def scoring_pool(db: str | Path | None, config: VerifyConfig | None, workers: int) -> Any:
+    """The process's ``BatchVerifier`` for ``(db, workers, config)``, created on first use and
+    kept for the process's life (verl calls the reward function once per sample or batch).
+
+    Args:
+        db: DuckDB file (None: ``config.db_path`` / ``$EHR_VERIFIER_DB``).
+        config: VerifyConfig.
+        workers: worker processes (>= 1).
+
+    Returns:
+        A ``verifier.scoring.BatchVerifier`` (its items carry their tasks, so new tasks never
+        restart it). ``close_pools()`` stops them all.
+    """
+    from verifier.scoring import BatchVerifier
+
+    cfg = _config(db, config)
+    key = (str(cfg.db_path), workers, cfg.model_dump_json())
+    with _POOLS_LOCK:
+        if key not in _POOLS:
+            _POOLS[key] = BatchVerifier({}, None, workers=workers, backend="process", config=cfg)
+        return _POOLS[key]
+
+
+def close_pools() -> None:
+    """Stop every pool ``scoring_pool`` created (idempotent; also run at interpreter exit)."""
+    with _POOLS_LOCK:
+        for pool in _POOLS.values():
+            pool.close()
+        _POOLS.clear()
+
+
+atexit.register(close_pools)
 
 
 def _sample(solution_str: Any, ground_truth: Any, extra_info: Any, known: Mapping[str, Task]) -> tuple[Task, Any]:
@@ -97,10 +147,61 @@ def compute_score(
             Never on the response itself: an unreadable ``solution_str`` (or
             ``extra_info["messages"]``) is scored, e.g. ``UNPARSEABLE_RESPONSE``.
     """
-    from ..verify import verify
+    from verifier.verify import verify
 
     task, traj = _sample(solution_str, ground_truth, extra_info, task_map(tasks))
     return verdict_fields(verify(traj, task, _config(db, config)))
+
+
+def _records_to_fields(rows: Sequence[tuple[Task, Any]], records: Any) -> list[dict[str, Any]]:
+    out = []
+    for (task, traj), rec in zip(rows, records):
+        if "error" in rec:  # the scorer raised: no reward signal, say why
+            out.append({"score": 0.0, "success": False, "abstained": False, "condition": task.condition,
+                        "reasons": "ERROR:" + rec["error"]["type"], "task_id": task.task_id, "trajectory_id": traj.trajectory_id})
+            continue
+        out.append({
+            "score": float(rec["score"]), "success": bool(rec["success"]), "abstained": bool(rec["abstained"]),
+            "condition": rec["condition"], "reasons": ",".join(rec["reasons"]), "task_id": rec["task_id"],
+            "trajectory_id": rec["trajectory_id"],
+        })
+    return out
+
+
+async def compute_score_async(
+    data_source: str | None = None,
+    solution_str: Any = "",
+    ground_truth: Any = None,
+    extra_info: Mapping[str, Any] | None = None,
+    *,
+    tasks: Mapping[str, Task] | str | Path | None = None,
+    db: str | Path | None = None,
+    config: VerifyConfig | None = None,
+    workers: int = 0,
+    **_: Any,
+) -> dict[str, Any]:
+    """Score one verl sample without blocking the event loop (verl's reward loop awaits it).
+
+    Args:
+        data_source, solution_str, ground_truth, extra_info, tasks, db, config: as ``compute_score``.
+        workers: 0 scores in a thread of this process (``asyncio.to_thread``); N >= 1 in the
+            long-lived pool of N worker processes (``scoring_pool``), shared by all calls.
+
+    Returns:
+        The dict ``compute_score`` returns (the same values for any ``workers``; a sample
+        the pool could not score has ``score`` 0.0 and ``reasons`` ``ERROR:<type>``).
+
+    Raises:
+        InputError: as ``compute_score``.
+    """
+    task, traj = _sample(solution_str, ground_truth, extra_info, task_map(tasks))
+    if workers < 1:
+        from verifier.verify import verify
+
+        return verdict_fields(await asyncio.to_thread(verify, traj, task, _config(db, config)))
+    pool = scoring_pool(db, config, workers)
+    records = await asyncio.to_thread(lambda: list(pool.score_with_tasks([(traj, task)])))
+    return _records_to_fields([(task, traj)], records)[0]
 
 
 def compute_score_batch(
@@ -115,14 +216,17 @@ def compute_score_batch(
     workers: int = 1,
     **_: Any,
 ) -> list[dict[str, Any]]:
-    """Score a verl batch (the batch reward manager's form): one dict per sample, in order.
+    """Score a verl batch (the legacy batch reward manager's form): one dict per sample, in order.
+
+    Only for verl's ``reward_model.reward_manager=batch`` with ``use_reward_loop: false``: the
+    reward loop, verl's default, calls ``compute_score`` / ``compute_score_async`` per sample.
 
     Args:
         data_sources, solution_strs, ground_truths, extra_infos: parallel
             sequences, as verl passes them (numpy object arrays work).
         tasks, db, config: as ``compute_score``.
-        workers: > 1 scores in a process pool (``verifier.scoring._batch``); the
-            result does not depend on it.
+        workers: > 1 scores in the long-lived process pool of ``scoring_pool`` (created on
+            the first call, reused by later ones); the result does not depend on it.
 
     Returns:
         A list of dicts as ``compute_score`` returns.
@@ -130,8 +234,8 @@ def compute_score_batch(
     Raises:
         InputError: as ``compute_score``; or the sequences differ in length.
     """
-    from ..contract import InputError
-    from ..scoring import verify_batch
+    from verifier.contract import InputError
+    from verifier.scoring import verify_batch
 
     n = len(solution_strs)
     for name, seq in (("ground_truths", ground_truths), ("extra_infos", extra_infos)):
@@ -140,18 +244,9 @@ def compute_score_batch(
     known = task_map(tasks)
     extras = list(extra_infos) if extra_infos is not None else [None] * n
     rows = [_sample(s, g, e, known) for s, g, e in zip(solution_strs, ground_truths, extras)]
-    all_tasks = {t.task_id: t for t, _ in rows}
-    records = verify_batch([traj for _, traj in rows], all_tasks, db, workers=workers,
-                           backend="process" if workers > 1 else "serial", config=config)
-    out = []
-    for (task, traj), rec in zip(rows, records):
-        if "error" in rec:  # the scorer raised: no reward signal, say why
-            out.append({"score": 0.0, "success": False, "abstained": False, "condition": task.condition,
-                        "reasons": "ERROR:" + rec["error"]["type"], "task_id": task.task_id, "trajectory_id": traj.trajectory_id})
-            continue
-        out.append({
-            "score": float(rec["score"]), "success": bool(rec["success"]), "abstained": bool(rec["abstained"]),
-            "condition": rec["condition"], "reasons": ",".join(rec["reasons"]), "task_id": rec["task_id"],
-            "trajectory_id": rec["trajectory_id"],
-        })
-    return out
+    if workers > 1:
+        records = list(scoring_pool(db, config, workers).score_with_tasks([(traj, task) for task, traj in rows]))
+    else:
+        all_tasks = {t.task_id: t for t, _ in rows}
+        records = list(verify_batch([traj for _, traj in rows], all_tasks, db, workers=1, backend="serial", config=config))
+    return _records_to_fields(rows, records)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
 from ..contract import InputError, VerifyConfig
-from ._items import Record, _chunks, as_task_map, iter_lines
+from ._items import Record, WithTask, _chunks, as_task_map, iter_lines
 from ._pool import _ProcessPool, _SerialPool
 from ._worker import DEFAULT_CACHE_ENTRIES, Scorer, default_scorer, make_state
 
@@ -171,6 +171,22 @@ class BatchVerifier:
         """Yield one record (verdict dict or error record) per input item, in input order."""
         for line in self.score_lines(trajectories):
             yield json.loads(line)
+
+    def score_with_tasks(self, pairs: Iterable[tuple[Any, Any]]) -> Iterator[Record]:
+        """Score ``(trajectory, task)`` pairs: each item carries its task (``WithTask``).
+
+        Unlike ``add_tasks``, this never restarts the pool: the workers score tasks they were
+        not started with, so one pool serves every step of a training run.
+
+        Args:
+            pairs: ``(trajectory, task)`` with the trajectory as ``score`` takes it and the task
+                a ``Task`` (or its dict / JSON text, validated in the worker).
+
+        Yields:
+            One record per pair, in order; a task whose ``task_id`` differs from the
+            trajectory's, or an invalid task, is an error record.
+        """
+        yield from self.score(WithTask(traj, task) for traj, task in pairs)
 
     def cache_stats(self) -> dict[str, int]:
         """Evidence-cache hits and misses summed over the workers seen so far."""

@@ -82,6 +82,22 @@ def _ids_of(item: Any) -> tuple[Any, Any]:
 
 
 @dataclass(frozen=True)
+class WithTask:
+    """An item that carries its own task, so a long-lived pool scores tasks it was not started with.
+
+    Attributes:
+        trajectory: the trajectory (JSON text, dict or ``Trajectory``).
+        task: the ``Task`` (sent as JSON text to a worker; validated there).
+
+    Why: an RL trainer meets new tasks every step; restarting a worker pool to teach it
+    them costs seconds per step (issue 13), and a per-item task costs a few KB of pickling.
+    """
+
+    trajectory: Any
+    task: Any
+
+
+@dataclass(frozen=True)
 class _Unsendable:
     """Stands in for an item that cannot be pickled to a worker (its error record says why)."""
 
@@ -154,6 +170,9 @@ def _prepare(item: Any) -> Any:
     it gets its own error record instead of failing its whole chunk."""
     if isinstance(item, BaseModel):
         return item.model_dump_json()
+    if isinstance(item, WithTask):
+        task = item.task.model_dump_json() if isinstance(item.task, BaseModel) else item.task
+        return WithTask(_prepare(item.trajectory), task)
     if isinstance(item, (str, bytes, bytearray)):
         return item
     try:

@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..contract import InputError, Task, Trajectory, Verdict, VerifyConfig
+from ..contract import InputError, Task, Trajectory, Verdict, VerifyConfig, validate
 from ..sql import _cache as query_cache
-from ._items import _ids_of, _timeout_verdict, _to_trajectory, error_record, record_json
+from ._items import WithTask, _ids_of, _timeout_verdict, _to_trajectory, error_record, record_json
 
 #: A scorer: ``(trajectory, task, config) -> Verdict``; must be a module-level function (picklable).
 Scorer = Callable[[Trajectory, Task, VerifyConfig], Verdict]
@@ -140,15 +140,23 @@ class WorkerState:
     runner: _Runner = field(default_factory=_Runner)
 
     def score_item(self, line: int, item: Any) -> str:
-        """Score one input item; returns its output JSON line (no newline)."""
+        """Score one input item (or a ``WithTask``); returns its output JSON line (no newline)."""
+        own_task = None
+        if isinstance(item, WithTask):
+            item, own_task = item.trajectory, item.task
         try:
             traj = _to_trajectory(item, line)
+            if own_task is not None:
+                own_task = own_task if isinstance(own_task, Task) else validate(Task, own_task, where=f"line {line}: task: ")
+                if own_task.task_id != traj.task_id:
+                    raise InputError(f"line {line}: Trajectory.task_id", traj.task_id,
+                                     f"differs from the task_id of the task sent with it ({own_task.task_id!r})")
         except Exception as exc:  # noqa: BLE001 - any unreadable item is its own error record
             tid, kid = _ids_of(item)
             if not isinstance(exc, InputError):  # e.g. RecursionError from absurdly nested JSON
                 exc = InputError(f"line {line}", type(exc).__name__, f"cannot be read as a trajectory: {exc}")
             return record_json(error_record(line, exc, trajectory_id=tid, task_id=kid))
-        task = self.tasks.get(traj.task_id)
+        task = own_task if own_task is not None else self.tasks.get(traj.task_id)
         if task is None:
             exc = InputError(f"line {line}: Trajectory.task_id", traj.task_id, "unknown task_id: not in the tasks given")
             return record_json(error_record(line, exc, trajectory_id=traj.trajectory_id, task_id=traj.task_id))
