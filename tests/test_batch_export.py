@@ -27,7 +27,7 @@ def test_sft_exports_exactly_the_successes_as_chat_without_the_reference(scored)
     wins = [t for t in trajs if verdicts[t.trajectory_id]["success"]]
     assert [r["trajectory_id"] for r in records] == [t.trajectory_id for t in wins] and records
     for rec, traj in zip(records, wins):
-        assert set(rec) == {"messages", "task_id", "trajectory_id", "condition"}
+        assert set(rec) == {"messages", "tools", "task_id", "trajectory_id", "condition"}
         task = tasks[traj.task_id]
         first = rec["messages"][0]
         assert first["role"] == "user" and task.question in first["content"] and "TABLE patients" in first["content"]

@@ -1,21 +1,10 @@
 """Training-data export: successful trajectories for SFT, success/failure pairs for DPO.
 
-Issue 7 item 6. Trajectories become OpenAI-style chat messages, the form the
-environment's agents see and most trainers read (TRL ``SFTTrainer`` and
-``DPOTrainer`` conversational formats):
-
-* a ``user`` message: the environment's first observation
-  (``verifier.env.instructions.reset_observation``: shared instructions, the
-  schema description when a database is given, the question);
-* per step, an ``assistant`` message with one ``tool_calls`` entry
-  (``run_sql`` with ``{"query": ...}`` or ``run_python`` with ``{"code": ...}``)
-  and a ``tool`` message with the observation (``[step N]`` then the output or
-  the error, as the environment shows it);
-* a final ``assistant`` message with the final response.
-
-The task's ``reference`` (SQL, answer, unmet requirement, witness) is never
-written; only ``task_id``, ``condition`` and the trajectory's id travel as
-metadata. ``verifier.chat.from_chat_messages`` reads these messages back.
+Issue 7 item 6. Trajectories become the chat records TRL's ``SFTTrainer`` and
+``DPOTrainer`` read (``verifier.scoring._chat_format``: messages with dict tool-call
+arguments, tool messages with ``name``, a ``tools`` column). The task's ``reference``
+(SQL, answer, unmet requirement, witness) is never written; only ``task_id``,
+``condition`` and the trajectory's id travel as metadata.
 
 Verdicts are matched to trajectories by ``trajectory_id``; every paired
 verdict is first checked against its trajectory (``pairing_mismatch``:
@@ -32,72 +21,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal, Mapping
 
 from ..contract import Step, Task, Trajectory
+from ._chat_format import completion_messages, dpo_record, prompt_messages, sft_record  # noqa: F401 - re-exported
 
 Kind = Literal["sft", "dpo"]
-
-#: Tool names, as the environment declares them.
-SQL_TOOL, PYTHON_TOOL = "run_sql", "run_python"
-
-
-def _observation(step: Step) -> str:
-    """What the environment showed after the step (``EHREnv._sql_step``/``_python_step``)."""
-    if step.kind == "sql":
-        shown = step.error if step.error else (step.output or "")
-    else:
-        parts = [p for p in ((step.output or "").rstrip("\n"), step.error or "") if p]
-        shown = "\n".join(parts) or "(no output)"
-    return f"[step {step.index}]\n{shown}"
-
-
-def prompt_messages(task: Task, schema: str = "") -> list[dict[str, Any]]:
-    """The episode's opening message (the environment's reset observation), without the reference.
-
-    Args:
-        task: the task (only ``question`` is used).
-        schema: the schema description shown to agents (``schema_doc.schema_text``); may be empty.
-    """
-    from ..env.instructions import reset_observation
-
-    return [{"role": "user", "content": reset_observation(task.question, schema or "(see the database)")}]
-
-
-def completion_messages(traj: Trajectory) -> list[dict[str, Any]]:
-    """The agent's side of an episode: tool calls, tool results, final answer (OpenAI chat format)."""
-    out: list[dict[str, Any]] = []
-    for step in traj.steps:
-        call_id = f"call_{step.index}"
-        name, args = (SQL_TOOL, {"query": step.code}) if step.kind == "sql" else (PYTHON_TOOL, {"code": step.code})
-        out.append({
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}],
-        })
-        out.append({"role": "tool", "tool_call_id": call_id, "content": _observation(step)})
-    out.append({"role": "assistant", "content": traj.final_response})
-    return out
-
-
-def sft_record(traj: Trajectory, task: Task, schema: str = "") -> dict[str, Any]:
-    """One SFT example: ``{"messages": [...], "task_id", "trajectory_id", "condition"}``."""
-    return {
-        "messages": prompt_messages(task, schema) + completion_messages(traj),
-        "task_id": task.task_id,
-        "trajectory_id": traj.trajectory_id,
-        "condition": task.condition,
-    }
-
-
-def dpo_record(chosen: Trajectory, rejected: Trajectory, task: Task, schema: str = "") -> dict[str, Any]:
-    """One preference pair in TRL's conversational form: ``prompt``, ``chosen``, ``rejected`` message lists."""
-    return {
-        "prompt": prompt_messages(task, schema),
-        "chosen": completion_messages(chosen),
-        "rejected": completion_messages(rejected),
-        "task_id": task.task_id,
-        "chosen_id": chosen.trajectory_id,
-        "rejected_id": rejected.trajectory_id,
-        "condition": task.condition,
-    }
 
 
 # ----------------------------------------------------------------- pairing check
