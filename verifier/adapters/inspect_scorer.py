@@ -73,6 +73,7 @@ def ehr_scorer(
     *,
     config: VerifyConfig | None = None,
     submit_name: str = "submit",
+    metrics: Any = None,
 ) -> Any:
     """An inspect_ai ``Scorer`` that runs ``verify`` on the sample's episode.
 
@@ -82,6 +83,8 @@ def ehr_scorer(
         config: VerifyConfig for finer settings.
         submit_name: name of the agent's submit tool (``basic_agent(submit_name=...)``,
             ``AgentSubmit(name=...)``); its ``answer`` argument is the final response.
+        metrics: inspect_ai metrics (default ``[accuracy(), stderr()]``), e.g.
+            ``grouped(accuracy(), "condition")`` over sample metadata.
 
     Returns:
         The scorer (pass it as ``Task(scorer=ehr_scorer(...))``).
@@ -107,7 +110,7 @@ def ehr_scorer(
     if db is not None:
         cfg = cfg.model_copy(update={"db_path": str(db)})
 
-    @scorer(metrics=[accuracy(), stderr()], name="ehr_verifier")
+    @scorer(metrics=metrics or [accuracy(), stderr()], name="ehr_verifier")
     def _ehr_verifier() -> Any:
         async def score(state: TaskState, target: Target) -> Score:
             import anyio
