@@ -14,7 +14,9 @@ import time (the frameworks are not dependencies of ehr-verifier):
 * ``verifier.adapters.verl_score.compute_score`` / ``compute_score_async`` /
   ``compute_score_batch`` -> verl custom reward functions returning ``{"score": ..., verdict
   fields}`` (``custom_reward_function.path: pkg://verifier.adapters.verl_score``);
-* ``verifier.adapters.inspect_scorer.ehr_scorer`` -> an inspect_ai ``Scorer``.
+* ``verifier.adapters.inspect_scorer.ehr_scorer`` -> an inspect_ai ``Scorer``;
+  ``verifier.adapters.inspect_task.ehr_verifier`` -> an inspect_ai ``@task`` with ``@tool``
+  ``run_sql`` / ``run_python`` backed by ``EHREnv`` episodes.
 
 ``verifier.adapters.common`` holds what they share: finding the task of a
 sample and turning a framework's completion into a ``Trajectory``.
