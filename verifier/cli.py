@@ -369,6 +369,23 @@ def export_cmd(
     console.print(f"wrote {n} {kind} record(s) to {out}")
 
 
+@app.command("serve-tools")
+def serve_tools_cmd(
+    tasks: Path = typer.Option(..., "--tasks", help="Tasks JSONL."),
+    db: Path = typer.Option(..., "--db", help="DuckDB database the tasks were built on (opened read-only)."),
+    out: Path = typer.Option(..., "--out", help="Trajectories JSONL: the episode is appended when it ends."),
+    task_id: Optional[str] = typer.Option(None, "--task-id", help="Play this task (default: the first task without an episode in --out)."),
+    verdicts: Optional[Path] = typer.Option(None, "--verdicts", help="Also append the episode's verdict here."),
+    max_steps: int = typer.Option(20, "--max-steps", help="Tool calls per episode before truncation."),
+) -> None:
+    """MCP tool server over stdio: one episode per client connection (tools get_task, run_sql, run_python, submit)."""
+    from .adapters.mcp_server import serve_stdio
+
+    with _cli_errors(ImportError):
+        _require_db(db)
+        serve_stdio(tasks, db, out, task_id=task_id, verdicts=verdicts, max_steps=max_steps)
+
+
 def main() -> None:  # pragma: no cover - console entry
     """Console entry point."""
     app()

@@ -16,7 +16,9 @@ import time (the frameworks are not dependencies of ehr-verifier):
   fields}`` (``custom_reward_function.path: pkg://verifier.adapters.verl_score``);
 * ``verifier.adapters.inspect_scorer.ehr_scorer`` -> an inspect_ai ``Scorer``;
   ``verifier.adapters.inspect_task.ehr_verifier`` -> an inspect_ai ``@task`` with ``@tool``
-  ``run_sql`` / ``run_python`` backed by ``EHREnv`` episodes.
+  ``run_sql`` / ``run_python`` backed by ``EHREnv`` episodes;
+* ``verifier.adapters.mcp_server`` -> ``ehr-verifier serve-tools``: an MCP tool server (official
+  ``mcp`` package) playing one ``EHREnv`` episode per client connection.
 
 ``verifier.adapters.common`` holds what they share: finding the task of a
 sample and turning a framework's completion into a ``Trajectory``.
