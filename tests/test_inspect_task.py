@@ -76,7 +76,7 @@ def _script(traj: Trajectory) -> list[ModelOutput]:
     return out
 
 
-def test_scripted_oracle_episodes_score_correct_through_the_tools(pairs, synth_db):
+def test_scripted_oracle_episodes_score_correct_through_the_tools(pairs, synth_db, tmp_path):
     from verifier.adapters.inspect_task import ehr_verifier
 
     tasks, path, oracle = pairs
@@ -84,7 +84,7 @@ def test_scripted_oracle_episodes_score_correct_through_the_tools(pairs, synth_d
     for t in tasks:
         model = get_model("mockllm/model", custom_outputs=_script(oracle[t.task_id]))
         [log] = inspect_eval(ehr_verifier(tasks=str(path), db=str(synth_db)), model=model, sample_id=t.task_id,
-                             display="none", log_dir=None)
+                             display="none", log_dir=str(tmp_path / "logs"))
         assert log.status == "success", log.error
         [sample] = log.samples
         score = sample.scores["ehr_verifier"]
