@@ -52,10 +52,28 @@ def test_verl_resolves_the_documented_path_and_the_file_path(sample, path):
         assert out["score"] == expected[t.trajectory_id].score
 
 
+def test_module_loads_by_file_path_without_verl(sample):
+    """What verl's ``load_module`` does with a file path (``spec_from_file_location`` + ``exec_module``
+    under a fresh name), done here without verl: the module has no relative import to break."""
+    import importlib.util
+
+    tasks, trajs, expected, kwargs = sample
+    spec = importlib.util.spec_from_file_location(f"custom_module_{hash(str(MODULE_FILE))}", MODULE_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    t = trajs[0]
+    out = module.compute_score(data_source="ehr", solution_str=t.final_response, ground_truth=t.task_id,
+                               extra_info={"trajectory": t.model_dump(mode="json")}, **kwargs)
+    assert out["score"] == expected[t.trajectory_id].score
+    assert inspect.iscoroutinefunction(module.compute_score_async)
+
+
 def test_verl_reward_loop_awaits_the_async_compute_score(sample):
     """``NaiveRewardManager.run_single`` (use_reward_loop, verl's default) with our coroutine."""
     import numpy as np
-    import torch
+
+    torch = pytest.importorskip("torch", reason="verl (dev extra) brings torch")
+    pytest.importorskip("verl", reason="verl is in the dev extra")
     from verl import DataProto
     from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
 
