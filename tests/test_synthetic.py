@@ -361,3 +361,22 @@ def test_demo_command_runs_from_any_directory(tmp_path: Path) -> None:
     with duckdb.connect(str(db), read_only=True) as c:
         assert c.execute("SELECT count(*) FROM patients").fetchone()[0] == 50
     assert (cwd / "work" / "hospital" / "gaps.json").is_file()
+
+
+@pytest.mark.slow
+def test_demo_in_a_temporary_folder_prints_no_path_it_removes(tmp_path: Path, monkeypatch) -> None:
+    """Without --workdir every file lives in a temporary folder removed at the end: no path into it is printed."""
+    import tempfile
+
+    from rich.console import Console
+
+    from verifier.demo import run_demo
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the demo's temporary folder is created here
+    out, bars = Console(record=True, width=120), Console(record=True, width=120)
+    result = run_demo(seed=0, console=out, progress_console=bars)
+    text = out.export_text()
+    assert not result.kept and not result.db_path.exists()
+    assert "Agents compared" in text and "now removed" in text
+    assert str(tmp_path) not in text and "ehr-verifier-demo-" not in text, [l for l in text.splitlines() if str(tmp_path) in l]
+    assert "roll out oracle" in bars.export_text() and "score fabricator" in bars.export_text()

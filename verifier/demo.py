@@ -108,7 +108,7 @@ def _run(work: Path, seed: int, console: Console, bars: Console, *, kept: bool) 
     console.print("generated the MIMIC-IV CSVs" + (f" in {hospital}" if kept else ""))
     db = work / DB_NAME
     report = build_database(hospital, db, progress=True)
-    print_summary(report, console)
+    print_summary(report if kept else replace(report, out=Path(f"{DB_NAME} (temporary)")), console)
     gaps = read_gaps(hospital)
     counts = dict(sorted(Counter(g.kind for g in gaps).items()))
     console.print("planted gaps: " + ", ".join(f"{k} {v}" for k, v in counts.items())
