@@ -426,7 +426,8 @@ def test_query_cache_keeps_verdicts(db: Path) -> None:
 def test_overlay_is_built_only_when_its_result_is_not_cached(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Batch scoring looks the overlay result up before building the overlay: with the
     thread's overlays dropped, a cached result gives the same verdict and builds nothing;
-    a miss builds it again; an invalid witness is still an input error."""
+    a miss runs on the overlay in the query process (issue 16: agent SQL never runs in the
+    scoring process), which builds nothing here either; an invalid witness is still an input error."""
     from verifier.abstention import _witness as witness
     from verifier.sql import _cache as query_cache
 
@@ -443,8 +444,8 @@ def test_overlay_is_built_only_when_its_result_is_not_cached(db: Path, monkeypat
         monkeypatch.setattr(witness, "Overlay", lambda *a: built.append(a) or real(*a))
         again = verify(_traj([(GOOD, None)]), task, _cfg(db))
         assert again.model_dump() == first.model_dump() and built == []
-        verify(_traj([(f"SELECT itemid FROM lab_events WHERE admissionid = {ADM}", None)]), task, _cfg(db))
-        assert len(built) == 1  # one overlay: the witness with its invented ids re-keyed (verifier.abstention._rekey)
+        miss = verify(_traj([(f"SELECT itemid FROM lab_events WHERE admissionid = {ADM}", None)]), task, _cfg(db))
+        assert "overlay_rows" in miss.details.get("evidence", {"queries": [miss.details]})["queries"][0] and built == [], miss.details
         bad = Task.model_validate({**task.model_dump(), "task_id": "bad"})
         bad.reference.witness = [WitnessTable(table="no_such_table", rows=[{"x": 1}])]
         with pytest.raises(InputError):

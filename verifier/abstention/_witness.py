@@ -181,6 +181,11 @@ class Overlay:
         self.con.close()
 
 
+def open_overlay(db_path: str, witness: Sequence[WitnessTable]) -> Overlay:
+    """A new ``Overlay`` (the factory a query process calls, ``verifier.sql.ConnectionSpec``)."""
+    return Overlay(db_path, witness)
+
+
 def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 

@@ -62,8 +62,18 @@ class VerifyConfig(BaseModel):
         db_path: DuckDB file evidence is re-executed on (read-only). ``None``
             falls back to the ``EHR_VERIFIER_DB`` environment variable; Noise
             tasks cannot be verified without one.
-        query_time_limit_s: per-query time limit (enforced by interrupt).
+        query_time_limit_s: per-query time limit in seconds: the query process interrupts the
+            query, and is killed at 1.05x the limit if the interrupt does not land
+            (``verifier.sql._guard``); the environment applies the same limit.
         row_cap: rows fetched at most per re-executed query.
+        max_evidence_queries: evidence queries evaluated at most per trajectory, cited steps
+            first, then the latest (``verifier.abstention._budget``); above the environment's
+            20 tool calls per episode, so an honest episode is never cut.
+        evidence_time_budget_s: wall seconds a trajectory's evidence queries may take in
+            total, over the base, the witness overlay and the decoy (cached results charged
+            what they cost when they ran); past it the verdict fails with
+            ``EVIDENCE_BUDGET_EXCEEDED`` (issue 16). Keep it below a batch's
+            ``item_time_limit_s`` (120 s by default).
         display: the environment's display limits.
         check_reasoning: apply the deterministic key-term check on Noise.
         judge: LLM judge settings; ``None`` (default) means off.
@@ -77,6 +87,8 @@ class VerifyConfig(BaseModel):
     db_path: str | None = None
     query_time_limit_s: float = Field(default=5.0, gt=0)
     row_cap: int = Field(default=10_000, ge=1)
+    max_evidence_queries: int = Field(default=32, ge=1)
+    evidence_time_budget_s: float = Field(default=30.0, gt=0)
     display: DisplayConfig = Field(default_factory=DisplayConfig)
     check_reasoning: bool = True
     judge: JudgeConfig | None = None

@@ -2,7 +2,8 @@
 
 ``reset(task)`` shows the shared instructions, the schema description and the
 question (nothing else of the task); ``step(action)`` runs SQL (checked by
-``verifier.sql._safety`` on a read-only connection opened for the episode), runs
+``verifier.sql._safety``, run in the thread's query process under the verifier's own per-query
+limits, ``verifier.sql._guard``, so what the agent saw is what the verifier reproduces), runs
 Python (``PythonSandbox``, one worker per episode), or submits the final
 response, which is scored with ``verifier.verify.verify``. Every tool call is
 recorded as a contract ``Step`` with the text the agent saw, and for SQL the
@@ -129,7 +130,6 @@ class EHREnv:
         self.scorer = scorer or _default_scorer
         self._open_readonly = open_readonly
         self._schema: str | None = None
-        self._con = None
         self._sandbox: PythonSandbox | None = None
         self.task: Task | None = None
         self.steps: list[Step] = []
@@ -153,21 +153,21 @@ class EHREnv:
         return self._schema
 
     def _run_sql(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-        """Check and run one agent query (SQL steps and Python's ``db.sql``).
+        """Check and run one agent query (SQL steps and Python's ``db.sql``) exactly as the
+        verifier re-executes it: ``check_read_only``, then the calling thread's query process
+        (``verifier.sql.execute_guarded``) on the read-only database, with the verifier's time
+        limit, row cap and memory and result budgets (issue 16).
 
         Besides ``verifier.sql``'s checks (which reject the catalog views that
         show paths), a result or error message holding the database file's
         path or folder is never shown (issue 11): the result is refused with
         ``UnsafeQueryError``, an error message has the path replaced.
         """
-        from ..sql import run_query
+        from ..sql import base_spec, check_read_only, execute_guarded
 
-        if self._con is None:
-            self._con = self._open_readonly(self.db_path)
         try:
-            res = run_query(
-                self._con, sql, time_limit_s=self.verify_config.query_time_limit_s, row_cap=self.verify_config.row_cap
-            )
+            res = execute_guarded(base_spec(self.db_path), check_read_only(sql),
+                                  time_limit_s=self.verify_config.query_time_limit_s, row_cap=self.verify_config.row_cap)
         except VerifierError as exc:
             text = str(exc)
             if any(h in text for h in self._hidden_paths):
@@ -183,9 +183,6 @@ class EHREnv:
         if self._sandbox is not None:
             self._sandbox.close()
             self._sandbox = None
-        if self._con is not None:
-            self._con.close()
-            self._con = None
 
     @property
     def trajectory(self) -> Trajectory:

@@ -40,7 +40,7 @@ class _Runner:
     connection of ``verifier.sql._safety`` is opened once per worker. A call that
     overruns is abandoned (threads cannot be killed; the evidence queries
     inside it are bounded by their own interrupt-based limit) and a fresh
-    thread takes over.
+    thread takes over; its query process is killed (``verifier.sql.abandon_thread``).
     """
 
     def __init__(self) -> None:
@@ -228,13 +228,25 @@ def _init_worker(*init_args: Any) -> None:
 
 
 def _warm_connection(state: WorkerState) -> None:
-    """Open the worker's read-only connection on its scoring thread (``verifier.sql.thread_connection``)."""
+    """Open the worker's read-only connection on its scoring thread (``verifier.sql.thread_connection``,
+    for the verifier's own reads) and start that thread's query process with its connection to the
+    database (``verifier.sql.execute_guarded``, for agent SQL), so neither lands inside a batch."""
     db = state.config.resolved_db_path()
     if db is None:
         return
     from ..sql import thread_connection
 
     state.runner.call(thread_connection, (str(db),), None)
+    state.runner.call(_warm_query_process, (str(db),), None)
+
+
+def _warm_query_process(db: str) -> None:
+    from ..sql import QueryFailed, base_spec, execute_guarded
+
+    try:
+        execute_guarded(base_spec(db), "SELECT 1", time_limit_s=60.0, row_cap=1)
+    except QueryFailed:
+        pass  # reported by the first item that needs it
 
 
 def _score_chunk_in_worker(chunk: Sequence[tuple[int, Any]]) -> ChunkResult:

@@ -1,6 +1,7 @@
 """SQL that an untrusted policy wrote: checked, executed under limits, cached and rendered.
 
 Owns the read-only allowlist (sqlglot), read-only DuckDB connections with time limits and row caps,
+the query process that runs untrusted SQL under limits that hold whatever the SQL is (``_guard``),
 the cache of normalised evidence queries, the rendering of results as the agent sees them, and
 SQLite/PostgreSQL evidence carried over to DuckDB with its dialect's semantics (``to_duckdb``,
 rules as data in ``_dialects``).
@@ -13,13 +14,22 @@ from ._execute import (
     QueryFailed,
     QueryResult,
     QueryTimeout,
-    abandon_thread,
     execute_checked,
     open_readonly,
-    release_thread,
     resolved_path,
     run_query,
     thread_connection,
+)
+from ._guard import (
+    LIMITS,
+    ConnectionSpec,
+    MemoryBudgetExceeded,
+    QueryLimits,
+    abandon_thread,
+    base_spec,
+    execute_guarded,
+    release_thread,
+    thread_process,
 )
 from ._render import format_cell, json_cell, render_result, visible_rows
 from ._sqlite_time import DialectUnsupported
@@ -34,6 +44,7 @@ from ._safety import (
 
 __all__ = [
     "DialectUnsupported", "schema_of", "to_duckdb",
+    "LIMITS", "ConnectionSpec", "MemoryBudgetExceeded", "QueryLimits", "base_spec", "execute_guarded", "thread_process",
     "MAX_QUERY_CHARS", "QueryCache", "QueryFailed", "QueryResult", "QueryTimeout", "RESOURCE_CONFIG",
     "abandon_thread", "check_read_only", "execute_checked", "format_cell", "json_cell", "normalize_sql", "open_readonly",
     "parse_checked", "release_thread", "render_result", "resolved_path", "run_query", "thread_connection",

@@ -106,11 +106,15 @@ class QueryResult:
             (Python values as DuckDB returns them: int, float, Decimal, str,
             datetime, None, ...).
         truncated: True when the query had more than ``row_cap`` rows.
+        elapsed_s: wall seconds the query took where it ran (set by
+            ``verifier.sql._guard``; 0.0 otherwise); not part of equality. Evidence
+            budgets charge it again when the result comes from a cache.
     """
 
     columns: list[str]
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     truncated: bool = False
+    elapsed_s: float = field(default=0.0, compare=False)
 
 
 # ---------------------------------------------------------------- connections

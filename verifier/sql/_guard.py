@@ -1,0 +1,371 @@
+"""Untrusted SQL in a query process: limits that hold whatever the SQL is (issue 16).
+
+ARCHITECTURE.md section 4 (Noise step 4), section 6 and section 7. DuckDB's ``memory_limit``
+bounds its buffer manager only, and ``connection.interrupt()`` lands only when the query checks
+for it: one scalar call such as ``repeat('x', 10^9)``, ``lpad``, ``printf('%1000000000d', 1)``,
+``range(10^8)`` (a list) or ``unnest`` of it builds its value outside the buffer manager, without
+yielding (measured on DuckDB 2.0: 2.0-3.2 GB RSS under a 512 MB limit, and 4-9 s against a 2 s
+limit). So every query an agent wrote runs in a **query process**, a child of the calling
+thread's process that holds the DuckDB connections (the read-only database, the witness
+overlays), and the caller supervises it:
+
+* **time**: the child interrupts the query at its limit itself (``execute_checked``); if no answer
+  has come back at ``HARD_TIME_FACTOR`` x the limit the child is killed (SIGKILL does not depend
+  on the query yielding) and ``QueryTimeout`` is raised: a query stops within 1.1x its limit;
+* **memory**: while a query runs, the caller reads the child's RSS from ``/proc`` every
+  ``POLL_S`` seconds and kills it when it passes 1.25 x DuckDB's ``memory_limit``
+  (``MemoryBudgetExceeded``, a ``QueryFailed``), so its peak RSS stays under
+  ``LIMITS.rss_budget_bytes`` = 1.5 x ``memory_limit``; the calling process never runs
+  untrusted SQL and holds at most one capped result;
+* **result size**: a result whose pickled form exceeds ``LIMITS.result_bytes_cap`` is refused in
+  the child (``QueryFailed``), so the caller never holds more than that of one result.
+
+A killed child is replaced at once, inside the call that overran (its cost is the query's, not
+the next caller's). One query process per (process, thread), started on first use (about 0.4 s)
+and reused; it ends when its thread's process ends (end of file on its pipe). Connections are
+described by a ``ConnectionSpec`` (a picklable factory and its arguments) and cached in the child.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
+from typing import Any, Callable, Hashable
+
+from ._execute import (
+    RESOURCE_CONFIG,
+    AbandonedThread,
+    QueryFailed,
+    QueryResult,
+    QueryTimeout,
+    execute_checked,
+    open_readonly,
+    resolved_path,
+)
+from ._execute import abandon_thread as _abandon_connections
+from ._execute import release_thread as _release_connections
+
+#: The caller kills the query process when a query has not answered at this multiple of its limit.
+HARD_TIME_FACTOR = 1.05
+#: Seconds between two checks of the child's RSS (and of the hard deadline) while a query runs.
+POLL_S = 0.005
+
+
+def _size_bytes(text: str) -> int:
+    """DuckDB size text (``"1GB"``, ``"512MiB"``, ``"2.5 GB"``) in bytes (decimal units as DuckDB)."""
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([KMGT]?i?B?)\s*", str(text), re.IGNORECASE)
+    if not m:
+        raise ValueError(f"not a size: {text!r}")
+    unit = m.group(2).upper().rstrip("B")
+    base = 1024 if unit.endswith("I") else 1000
+    power = "_KMGT".index(unit.rstrip("I")[:1] or "_")
+    return int(float(m.group(1)) * base ** power)
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """The query process's budgets (per process; environment overrides read once at import).
+
+    Attributes:
+        rss_budget_bytes: the documented bound on the query process's peak RSS (bytes):
+            ``EHR_VERIFIER_QUERY_RSS`` (DuckDB size text) or 1.5 x ``RESOURCE_CONFIG["memory_limit"]``.
+        rss_kill_bytes: RSS at which the caller kills the child: ``RSS_KILL_FRACTION`` (5/6) of
+            the budget (1.25 x ``memory_limit``), the rest being headroom for what the child
+            allocates between two polls (``POLL_S``) and while the kill lands.
+        result_bytes_cap: largest pickled result (bytes) handed back: ``EHR_VERIFIER_RESULT_BYTES``
+            or 64 MiB (a result of ``row_cap`` = 10,000 ordinary rows is well under 10 MiB).
+    """
+
+    rss_budget_bytes: int
+    result_bytes_cap: int
+
+    @property
+    def rss_kill_bytes(self) -> int:
+        """See the class docstring."""
+        return int(self.rss_budget_bytes * RSS_KILL_FRACTION)
+
+
+#: Fraction of ``rss_budget_bytes`` at which the query process is killed.
+RSS_KILL_FRACTION = 5 / 6
+
+_BUDGET = (_size_bytes(os.environ["EHR_VERIFIER_QUERY_RSS"]) if os.environ.get("EHR_VERIFIER_QUERY_RSS")
+           else int(1.5 * _size_bytes(RESOURCE_CONFIG["memory_limit"])))
+LIMITS = QueryLimits(rss_budget_bytes=_BUDGET,
+                     result_bytes_cap=_size_bytes(os.environ.get("EHR_VERIFIER_RESULT_BYTES", "64MiB")))
+
+
+@dataclass(frozen=True)
+class ConnectionSpec:
+    """How the query process opens a connection: ``factory(*args)`` returns a DuckDB connection
+    or an object whose ``.con`` is one (and whose ``close()`` is called when it is dropped).
+
+    Attributes:
+        key: identifies the connection in the child's cache (hashable, picklable).
+        factory: a module-level callable (pickled by reference).
+        args: its picklable arguments.
+    """
+
+    key: Hashable
+    factory: Callable[..., Any]
+    args: tuple[Any, ...]
+
+
+def base_spec(db_path: str | os.PathLike[str]) -> ConnectionSpec:
+    """The read-only connection to ``db_path`` (``open_readonly``) as a ``ConnectionSpec``."""
+    path = resolved_path(str(db_path))
+    return ConnectionSpec(("base", path), open_readonly, (path,))
+
+
+class MemoryBudgetExceeded(QueryFailed):
+    """The query process passed its RSS budget and was killed (a failed query)."""
+
+
+# ---------------------------------------------------------------- the caller's side
+class QueryProcess:
+    """One query process and the pipe to it (used by one thread at a time)."""
+
+    def __init__(self, limits: QueryLimits = LIMITS) -> None:
+        self.limits = limits
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._tx: Connection | None = None
+        self._rx: Connection | None = None
+        self._is_ready = False
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id, or ``None`` when none is running."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    def start(self) -> None:
+        """Start the child without waiting for it (``_ready`` waits on first use)."""
+        self.kill()
+        r_parent, w_child = os.pipe()
+        r_child, w_parent = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "verifier.sql._child", str(r_child), str(w_child)],
+                pass_fds=(r_child, w_child), stdin=subprocess.DEVNULL, close_fds=True,
+            )
+        finally:
+            os.close(r_child)
+            os.close(w_child)
+        self._proc, self._tx, self._rx = proc, Connection(w_parent, readable=False), Connection(r_parent, writable=False)
+        self._is_ready = False
+
+    def _ready(self) -> None:
+        """Start the child if none is running and wait (up to 60 s) until it is ready.
+
+        Raises:
+            QueryFailed: it did not start.
+        """
+        if self._proc is None or self._proc.poll() is not None:
+            self.start()
+        if self._is_ready:
+            return
+        assert self._rx is not None
+        try:
+            ok = self._rx.poll(60) and self._recv() == ("ready",)
+        except (EOFError, OSError):
+            ok = False
+        if not ok:
+            self.kill()
+            raise QueryFailed("", "the query process did not start")
+        self._is_ready = True
+
+    def kill(self) -> None:
+        """Kill the child (if any) and close the pipe."""
+        proc, tx, rx = self._proc, self._tx, self._rx
+        self._proc = self._tx = self._rx = None
+        for c in (tx, rx):
+            if c is not None:
+                c.close()
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        if proc is not None:
+            proc.wait()
+
+    def _recv(self) -> Any:
+        assert self._rx is not None
+        return pickle.loads(self._rx.recv_bytes(self.limits.result_bytes_cap + 65536))
+
+    def _rss(self) -> int:
+        try:
+            with open(f"/proc/{self._proc.pid}/statm", "rb") as f:  # type: ignore[union-attr]
+                return int(f.read().split()[1]) * _PAGE
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def run(self, spec: ConnectionSpec, safe_sql: str, *, time_limit_s: float, row_cap: int) -> QueryResult:
+        """Run checked SQL on ``spec``'s connection in the child under the limits.
+
+        Returns:
+            The ``QueryResult`` with ``elapsed_s`` set (wall seconds from sending the
+            query to its answer, measured here; the errors below carry it too).
+
+        Raises:
+            QueryTimeout: the child's interrupt or, failing that, the kill at
+                ``HARD_TIME_FACTOR`` x ``time_limit_s``.
+            MemoryBudgetExceeded: the child passed ``rss_budget_bytes`` (killed).
+            QueryFailed: DuckDB's error, a result over ``result_bytes_cap``, or the child died.
+        """
+        self._ready()  # not timed: a replacement started after a kill may still be loading
+        assert self._tx is not None and self._rx is not None
+        t0 = time.monotonic()
+        hard = t0 + time_limit_s * HARD_TIME_FACTOR
+        try:
+            self._tx.send_bytes(pickle.dumps((spec, safe_sql, time_limit_s, row_cap), pickle.HIGHEST_PROTOCOL))
+            while not self._rx.poll(POLL_S):
+                if time.monotonic() >= hard:
+                    raise self._replace(QueryTimeout(safe_sql, time_limit_s), t0)
+                if self.limits.rss_kill_bytes and self._rss() > self.limits.rss_kill_bytes:
+                    raise self._replace(MemoryBudgetExceeded(
+                        safe_sql, f"the query process passed its memory budget of {self.limits.rss_kill_bytes / 2**20:.0f} MiB"), t0)
+            reply = self._recv()
+        except (EOFError, OSError) as exc:
+            raise self._replace(QueryFailed(safe_sql, f"the query process died ({type(exc).__name__})"), t0) from None
+        elapsed = time.monotonic() - t0
+        if reply[0] == "ok":
+            return replace(reply[1], elapsed_s=elapsed)
+        if reply[1] == "timeout":
+            raise _timed(QueryTimeout(safe_sql, time_limit_s), t0)
+        raise _timed(QueryFailed(safe_sql, reply[2]), t0)
+
+    def _replace(self, exc: QueryFailed, t0: float) -> QueryFailed:
+        """Kill the child, stamp ``exc`` with the time the query took (until it was dead),
+        and start the replacement without waiting for it: the query that overran returns
+        at once, and the replacement loads while the caller goes on (the next query waits
+        for it outside its own time limit). Returns ``exc`` to raise."""
+        self.kill()
+        _timed(exc, t0)
+        if threading.get_ident() not in _ABANDONED:
+            self.start()
+        return exc
+
+    def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order
+        try:
+            self.kill()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _timed(exc: QueryFailed, t0: float) -> QueryFailed:
+    """``exc`` with ``elapsed_s``: wall seconds from sending the query to its failure."""
+    exc.elapsed_s = time.monotonic() - t0  # type: ignore[attr-defined]
+    return exc
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_local = threading.local()
+_BY_THREAD: dict[int, QueryProcess] = {}
+_ABANDONED: set[int] = set()
+_LOCK = threading.Lock()
+
+
+def thread_process() -> QueryProcess:
+    """The calling thread's query process (created on first use; per process and thread)."""
+    found = getattr(_local, "proc", None)
+    if found is None or found[0] != os.getpid():
+        proc = QueryProcess()
+        _local.proc = (os.getpid(), proc)
+        with _LOCK:
+            _BY_THREAD[threading.get_ident()] = proc
+        return proc
+    return found[1]
+
+
+def execute_guarded(spec: ConnectionSpec, safe_sql: str, *, time_limit_s: float, row_cap: int) -> QueryResult:
+    """Run SQL that passed ``check_read_only`` on ``spec``'s connection in the calling thread's
+    query process, under its time limit, row cap and the process's memory and result budgets.
+
+    Args:
+        spec: the connection (``base_spec(db)``, or a witness overlay's spec).
+        safe_sql: checked DuckDB SQL.
+        time_limit_s: seconds (> 0); the query stops within 1.1 x this.
+        row_cap: rows fetched at most (>= 1).
+
+    Returns:
+        ``QueryResult`` (``elapsed_s`` set).
+
+    Raises:
+        InputError: non-positive ``time_limit_s`` or ``row_cap``.
+        AbandonedThread: the calling thread was abandoned at its item time limit.
+        QueryTimeout, MemoryBudgetExceeded, QueryFailed: see ``QueryProcess.run``.
+    """
+    from ..contract import InputError
+
+    if not time_limit_s > 0:
+        raise InputError("time_limit_s", time_limit_s, "must be > 0 seconds")
+    if row_cap < 1:
+        raise InputError("row_cap", row_cap, "must be >= 1")
+    if threading.get_ident() in _ABANDONED:
+        raise AbandonedThread("the scoring thread was abandoned at its item time limit")
+    return thread_process().run(spec, safe_sql, time_limit_s=time_limit_s, row_cap=row_cap)
+
+
+def abandon_thread(ident: int) -> int:
+    """Stop thread ``ident``'s queries: kill its query process, interrupt its in-process DuckDB
+    calls and refuse its later queries (``AbandonedThread``) until ``release_thread``.
+    Returns how many in-process queries were interrupted."""
+    with _LOCK:
+        _ABANDONED.add(ident)
+        proc = _BY_THREAD.get(ident)
+    if proc is not None and proc._proc is not None:
+        proc._proc.kill()  # its thread sees end of file and returns; the pipe is closed there
+    return _abandon_connections(ident)
+
+
+def release_thread(ident: int) -> None:
+    """Undo ``abandon_thread`` for a thread that is ending (its id may be reused)."""
+    with _LOCK:
+        _ABANDONED.discard(ident)
+        proc = _BY_THREAD.pop(ident, None)
+    if proc is not None:
+        proc.kill()
+    _release_connections(ident)
+
+
+# ---------------------------------------------------------------- the child's side
+#: Connections the child keeps (least recently used closed first).
+CHILD_CONNECTIONS = 32
+
+
+def _serve(rfd: int, wfd: int) -> None:
+    rx, tx = Connection(rfd, writable=False), Connection(wfd, readable=False)
+    cons: OrderedDict[Hashable, Any] = OrderedDict()
+    cap = LIMITS.result_bytes_cap
+    tx.send_bytes(pickle.dumps(("ready",)))
+    while True:
+        obj = None
+        try:
+            spec, sql, limit, row_cap = pickle.loads(rx.recv_bytes())
+        except EOFError:
+            return
+        try:
+            obj = cons.get(spec.key)
+            if obj is None:
+                obj = cons[spec.key] = spec.factory(*spec.args)
+                while len(cons) > CHILD_CONNECTIONS:
+                    _, old = cons.popitem(last=False)
+                    old.close()
+            cons.move_to_end(spec.key)
+            res = execute_checked(getattr(obj, "con", obj), sql, time_limit_s=limit, row_cap=row_cap)
+            data = pickle.dumps(("ok", res), pickle.HIGHEST_PROTOCOL)
+            if len(data) > cap:
+                data = pickle.dumps(("err", "failed", f"the result is {len(data) / 2**20:.0f} MiB; at most {cap / 2**20:.0f} MiB are returned"))
+        except QueryTimeout:
+            data = pickle.dumps(("err", "timeout", ""))
+        except QueryFailed as exc:
+            data = pickle.dumps(("err", "failed", exc.message))
+        except Exception as exc:  # noqa: BLE001 - a connection that cannot be opened, a bad value
+            data = pickle.dumps(("err", "failed", f"{type(exc).__name__}: {str(exc)[:300]}"))
+        del obj
+        tx.send_bytes(data)
+
