@@ -80,9 +80,10 @@ class EvidenceBudget:
         return res
 
     def summary(self) -> dict[str, Any]:
-        """``{"time_budget_s", "spent_s", "exhausted"}`` for the verdict's details (seconds rounded to ms)."""
+        """``{"time_budget_s", "exhausted"}`` for the verdict's details (the seconds spent are
+        left out: they vary from run to run, and verdicts are byte-identical across runs)."""
         return {"time_budget_s": None if math.isinf(self.time_budget_s) else self.time_budget_s,
-                "spent_s": round(self.spent_s, 3), "exhausted": self.exhausted}
+                "exhausted": self.exhausted}
 
 
 def _cached(scope: Hashable, sql: str, row_cap: int, run: Callable[[], QueryResult]) -> QueryResult:

@@ -55,6 +55,8 @@ from ._execute import release_thread as _release_connections
 
 #: The caller kills the query process when a query has not answered at this multiple of its limit.
 HARD_TIME_FACTOR = 1.05
+#: Seconds the child may take to open a connection (the read-only database, a witness overlay).
+OPEN_TIMEOUT_S = 60.0
 #: Seconds between two checks of the child's RSS (and of the hard deadline) while a query runs.
 POLL_S = 0.005
 
@@ -219,9 +221,17 @@ class QueryProcess:
         self._ready()  # not timed: a replacement started after a kill may still be loading
         assert self._tx is not None and self._rx is not None
         t0 = time.monotonic()
-        hard = t0 + time_limit_s * HARD_TIME_FACTOR
         try:
             self._tx.send_bytes(pickle.dumps((spec, safe_sql, time_limit_s, row_cap), pickle.HIGHEST_PROTOCOL))
+            # the child first opens the connection (a witness overlay takes milliseconds, a cold
+            # instance longer): not the query's time; it says "started" when the query starts
+            while not self._rx.poll(POLL_S):
+                if time.monotonic() - t0 > OPEN_TIMEOUT_S or (self.limits.rss_kill_bytes and self._rss() > self.limits.rss_kill_bytes):
+                    raise self._replace(QueryFailed(safe_sql, "the query process could not open the connection"), t0)
+            if self._recv() != ("started",):
+                raise self._replace(QueryFailed(safe_sql, "the query process is out of step"), t0)
+            t0 = time.monotonic()
+            hard = t0 + time_limit_s * HARD_TIME_FACTOR
             while not self._rx.poll(POLL_S):
                 if time.monotonic() >= hard:
                     raise self._replace(QueryTimeout(safe_sql, time_limit_s), t0)
@@ -239,12 +249,14 @@ class QueryProcess:
         raise _timed(QueryFailed(safe_sql, reply[2]), t0)
 
     def _replace(self, exc: QueryFailed, t0: float) -> QueryFailed:
-        """Kill the child, stamp ``exc`` with the time the query took (until it was dead),
+        """Kill the child, stamp ``exc`` with the time the query took (until SIGKILL was sent),
         and start the replacement without waiting for it: the query that overran returns
         at once, and the replacement loads while the caller goes on (the next query waits
         for it outside its own time limit). Returns ``exc`` to raise."""
-        self.kill()
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()  # the query stops here; the kernel frees its memory while we wait below
         _timed(exc, t0)
+        self.kill()
         if threading.get_ident() not in _ABANDONED:
             self.start()
         return exc
@@ -333,6 +345,8 @@ def release_thread(ident: int) -> None:
 
 
 # ---------------------------------------------------------------- the child's side
+_STARTED = pickle.dumps(("started",))
+
 #: Connections the child keeps (least recently used closed first).
 CHILD_CONNECTIONS = 32
 
@@ -348,6 +362,7 @@ def _serve(rfd: int, wfd: int) -> None:
             spec, sql, limit, row_cap = pickle.loads(rx.recv_bytes())
         except EOFError:
             return
+        started = False
         try:
             obj = cons.get(spec.key)
             if obj is None:
@@ -356,6 +371,8 @@ def _serve(rfd: int, wfd: int) -> None:
                     _, old = cons.popitem(last=False)
                     old.close()
             cons.move_to_end(spec.key)
+            tx.send_bytes(_STARTED)
+            started = True
             res = execute_checked(getattr(obj, "con", obj), sql, time_limit_s=limit, row_cap=row_cap)
             data = pickle.dumps(("ok", res), pickle.HIGHEST_PROTOCOL)
             if len(data) > cap:
@@ -367,5 +384,7 @@ def _serve(rfd: int, wfd: int) -> None:
         except Exception as exc:  # noqa: BLE001 - a connection that cannot be opened, a bad value
             data = pickle.dumps(("err", "failed", f"{type(exc).__name__}: {str(exc)[:300]}"))
         del obj
+        if not started:
+            tx.send_bytes(_STARTED)
         tx.send_bytes(data)
 
