@@ -215,3 +215,25 @@ def test_batch_charges_the_budget_to_its_trajectory(demo_db: Path, demo_tasks: l
             assert rec["reasons"][-1:] == ["EVIDENCE_BUDGET_EXCEEDED"] and "TIMEOUT" not in rec["reasons"], rec["details"]["evidence"]
         else:
             assert rec == alone[rec["trajectory_id"]]
+
+
+def test_query_process_ends_with_its_thread(synth_db: Path) -> None:
+    """A thread's query process is killed when the thread ends (a thread-per-request caller
+    does not accumulate processes)."""
+    import gc
+    import threading
+
+    from verifier.sql import base_spec, execute_guarded, thread_process
+
+    pids: list[int] = []
+
+    def work() -> None:
+        execute_guarded(base_spec(synth_db), "SELECT 1", time_limit_s=30, row_cap=1)
+        pids.append(thread_process().pid)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    gc.collect()
+    assert pids and pids[0] is not None
+    assert not Path(f"/proc/{pids[0]}").exists() or "Z" in Path(f"/proc/{pids[0]}/stat").read_text().split()[2]

@@ -35,6 +35,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
@@ -276,7 +277,9 @@ def _timed(exc: QueryFailed, t0: float) -> QueryFailed:
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _local = threading.local()
-_BY_THREAD: dict[int, QueryProcess] = {}
+#: thread ident -> its query process, weakly: when a thread ends, its thread-local reference goes,
+#: the QueryProcess is collected and its child killed (no process per finished thread lingers).
+_BY_THREAD: "weakref.WeakValueDictionary[int, QueryProcess]" = weakref.WeakValueDictionary()
 _ABANDONED: set[int] = set()
 _LOCK = threading.Lock()
 
