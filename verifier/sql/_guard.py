@@ -141,6 +141,7 @@ class QueryProcess:
         self._tx: Connection | None = None
         self._rx: Connection | None = None
         self._is_ready = False
+        self._open: OrderedDict[Hashable, None] = OrderedDict()
 
     @property
     def pid(self) -> int | None:
@@ -162,6 +163,7 @@ class QueryProcess:
             os.close(w_child)
         self._proc, self._tx, self._rx = proc, Connection(w_parent, readable=False), Connection(r_parent, writable=False)
         self._is_ready = False
+        self._open = OrderedDict()  # the child's open connections, mirrored (same LRU rule)
 
     def _ready(self) -> None:
         """Start the child if none is running and wait (up to 60 s) until it is ready.
@@ -222,16 +224,26 @@ class QueryProcess:
         self._ready()  # not timed: a replacement started after a kill may still be loading
         assert self._tx is not None and self._rx is not None
         t0 = time.monotonic()
+        new = spec.key not in self._open
+        request = (spec.key, spec.factory, spec.args) if new else (spec.key, None, None)
         try:
-            self._tx.send_bytes(pickle.dumps((spec, safe_sql, time_limit_s, row_cap), pickle.HIGHEST_PROTOCOL))
-            # the child first opens the connection (a witness overlay takes milliseconds, a cold
-            # instance longer): not the query's time; it says "started" when the query starts
-            while not self._rx.poll(POLL_S):
-                if time.monotonic() - t0 > OPEN_TIMEOUT_S or (self.limits.rss_kill_bytes and self._rss() > self.limits.rss_kill_bytes):
-                    raise self._replace(QueryFailed(safe_sql, "the query process could not open the connection"), t0)
-            if self._recv() != ("started",):
-                raise self._replace(QueryFailed(safe_sql, "the query process is out of step"), t0)
-            t0 = time.monotonic()
+            self._tx.send_bytes(pickle.dumps((*request, safe_sql, time_limit_s, row_cap), pickle.HIGHEST_PROTOCOL))
+            if new:
+                # the child first opens the connection (a witness overlay takes milliseconds, a
+                # cold instance longer): not the query's time; it says "started" when it is open
+                while not self._rx.poll(POLL_S):
+                    if time.monotonic() - t0 > OPEN_TIMEOUT_S or (self.limits.rss_kill_bytes and self._rss() > self.limits.rss_kill_bytes):
+                        raise self._replace(QueryFailed(safe_sql, "the query process could not open the connection"), t0)
+                started = self._recv()
+                if started[0] != "started":
+                    raise self._replace(QueryFailed(safe_sql, "the query process is out of step"), t0)
+                if started[1]:
+                    self._open[spec.key] = None
+                    while len(self._open) > CHILD_CONNECTIONS:
+                        self._open.popitem(last=False)
+                t0 = time.monotonic()
+            else:
+                self._open.move_to_end(spec.key)
             hard = t0 + time_limit_s * HARD_TIME_FACTOR
             while not self._rx.poll(POLL_S):
                 if time.monotonic() >= hard:
@@ -348,34 +360,43 @@ def release_thread(ident: int) -> None:
 
 
 # ---------------------------------------------------------------- the child's side
-_STARTED = pickle.dumps(("started",))
+_STARTED = pickle.dumps(("started", True))
 
 #: Connections the child keeps (least recently used closed first).
 CHILD_CONNECTIONS = 32
 
 
 def _serve(rfd: int, wfd: int) -> None:
+    """The child's loop. Request: ``(key, factory | None, args | None, sql, limit, row_cap)``
+    (the factory only when the caller's mirror says the connection is not open). When it opens
+    a connection it first sends ``("started", opened)``; then the reply: ``("ok", QueryResult)``
+    or ``("err", "timeout" | "failed", message)``."""
     rx, tx = Connection(rfd, writable=False), Connection(wfd, readable=False)
     cons: OrderedDict[Hashable, Any] = OrderedDict()
     cap = LIMITS.result_bytes_cap
     tx.send_bytes(pickle.dumps(("ready",)))
     while True:
-        obj = None
         try:
-            spec, sql, limit, row_cap = pickle.loads(rx.recv_bytes())
+            key, factory, args, sql, limit, row_cap = pickle.loads(rx.recv_bytes())
         except EOFError:
             return
-        started = False
-        try:
-            obj = cons.get(spec.key)
-            if obj is None:
-                obj = cons[spec.key] = spec.factory(*spec.args)
-                while len(cons) > CHILD_CONNECTIONS:
-                    _, old = cons.popitem(last=False)
-                    old.close()
-            cons.move_to_end(spec.key)
+        if key not in cons:
+            try:
+                if factory is None:
+                    raise QueryFailed(sql, "the query process lost the connection")
+                cons[key] = factory(*args)
+            except Exception as exc:  # noqa: BLE001 - a connection that cannot be opened
+                tx.send_bytes(pickle.dumps(("started", False)))
+                message = exc.message if isinstance(exc, QueryFailed) else f"{type(exc).__name__}: {str(exc)[:300]}"
+                tx.send_bytes(pickle.dumps(("err", "failed", message)))
+                continue
+            while len(cons) > CHILD_CONNECTIONS:
+                _, old = cons.popitem(last=False)
+                old.close()
             tx.send_bytes(_STARTED)
-            started = True
+        cons.move_to_end(key)
+        obj = cons[key]
+        try:
             res = execute_checked(getattr(obj, "con", obj), sql, time_limit_s=limit, row_cap=row_cap)
             data = pickle.dumps(("ok", res), pickle.HIGHEST_PROTOCOL)
             if len(data) > cap:
@@ -384,10 +405,7 @@ def _serve(rfd: int, wfd: int) -> None:
             data = pickle.dumps(("err", "timeout", ""))
         except QueryFailed as exc:
             data = pickle.dumps(("err", "failed", exc.message))
-        except Exception as exc:  # noqa: BLE001 - a connection that cannot be opened, a bad value
+        except Exception as exc:  # noqa: BLE001 - a value that cannot be fetched or pickled
             data = pickle.dumps(("err", "failed", f"{type(exc).__name__}: {str(exc)[:300]}"))
         del obj
-        if not started:
-            tx.send_bytes(_STARTED)
         tx.send_bytes(data)
-
