@@ -144,19 +144,11 @@ class Overlay:
     def _build(self, witness: Sequence[WitnessTable]) -> list[str]:
         schema = self._schema
         sources: dict[str, str] = {}
+        _check_witness(witness, schema)
         for i, w in enumerate(witness):
             table = w.table.lower()
-            if table not in schema:
-                raise InputError(f"reference.witness[{i}].table", w.table, "not a table of the database")
             cols = schema[table]
             names = {c.lower(): c for c, _ in cols}
-            for j, row in enumerate(w.rows):
-                for col in row:
-                    if col.lower() not in names:
-                        raise InputError(f"reference.witness[{i}].rows[{j}].{col}", row[col], f"no column {col!r} in table {w.table!r}")
-            for k in w.key:
-                if k.lower() not in names:
-                    raise InputError(f"reference.witness[{i}].key", k, f"no column {k!r} in table {w.table!r}")
             wname = f"temp.main.__witness_{i}"
             self.con.execute(f"CREATE TEMP TABLE __witness_{i} ({', '.join(f'{_q(c)} {t}' for c, t in cols)})")
             lowered = [{k.lower(): v for k, v in row.items()} for row in w.rows]
@@ -179,6 +171,27 @@ class Overlay:
     def close(self) -> None:
         """Close the in-memory connection (the database file is untouched)."""
         self.con.close()
+
+
+def _check_witness(witness: Sequence[WitnessTable], schema: dict[str, list[tuple[str, str]]]) -> list[str]:
+    """The witnessed tables (lower case, first-seen order), after checking that every table,
+    column and key the witness names exists in ``schema``. Raises ``InputError`` naming the field."""
+    tables: list[str] = []
+    for i, w in enumerate(witness):
+        table = w.table.lower()
+        if table not in schema:
+            raise InputError(f"reference.witness[{i}].table", w.table, "not a table of the database")
+        names = {c.lower() for c, _ in schema[table]}
+        for j, row in enumerate(w.rows):
+            for col in row:
+                if col.lower() not in names:
+                    raise InputError(f"reference.witness[{i}].rows[{j}].{col}", row[col], f"no column {col!r} in table {w.table!r}")
+        for k in w.key:
+            if k.lower() not in names:
+                raise InputError(f"reference.witness[{i}].key", k, f"no column {k!r} in table {w.table!r}")
+        if table not in tables:
+            tables.append(table)
+    return tables
 
 
 def open_overlay(db_path: str, witness: Sequence[WitnessTable]) -> Overlay:
@@ -234,21 +247,27 @@ OVERLAYS_PER_THREAD = 16
 
 def overlay_shape(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable]) -> tuple[str, frozenset[str], str]:
     """``(key, tables, base_catalog)`` of the overlay for (``db_path``, ``witness``),
-    without keeping it built: known once any thread of this process has built
-    (and so validated) it; otherwise the calling thread's overlay is built.
-
-    Lets callers consult cached overlay results before they need the overlay
-    itself (``overlay_for``), which is then built lazily, on a cache miss.
+    without building it: the witness is checked against the database's schema (tables,
+    columns, keys; memoised per process), so callers can consult cached overlay results
+    before the overlay itself is built, where the query runs (the query process,
+    ``verifier.sql._guard``; a value that does not fit its column fails there).
 
     Raises:
-        as ``Overlay`` (when it has to be built).
+        SourceDataError: the file cannot be attached.
+        InputError: a witness names an unknown table, column or key.
     """
     key = witness_key(witness)
     shape_key = (os.getpid(), resolved_path(str(db_path)), key)
     found = _SHAPES.get(shape_key)
     if found is None:
-        ov = overlay_for(db_path, witness)
-        found = (ov.key, ov.tables, ov.base_catalog)
+        path = Path(db_path)
+        if not path.is_file():
+            raise SourceDataError(path, "DuckDB database file not found")
+        tables = _check_witness(witness, _shared_instance(path)[1])
+        found = (key, frozenset(tables), path.stem)
+        if len(_SHAPES) >= 65536:
+            _SHAPES.clear()
+        _SHAPES[shape_key] = found
     return found
 
 

@@ -111,6 +111,15 @@ def _join_abandoned(timeout_s: float = 5.0) -> None:
         t.join(max(0.0, deadline - time.monotonic()))
 
 
+def _query_processes_cpu() -> float:
+    """CPU seconds of this process's query processes (``verifier.sql``); 0 without them."""
+    try:
+        from ..sql import query_processes_cpu_seconds
+    except ImportError:  # pragma: no cover - Noise scoring not installed
+        return 0.0
+    return query_processes_cpu_seconds()
+
+
 def _release(ident: int) -> None:
     """Let ``sqlsafe`` forget an abandoned scoring thread that is ending."""
     try:
@@ -177,13 +186,13 @@ class WorkerState:
         finally:
             query_cache.install(previous)
         hits, misses = (self.cache.hits, self.cache.misses) if self.cache else (0, 0)
-        return ChunkResult(os.getpid(), hits, misses, lines, time.process_time())
+        return ChunkResult(os.getpid(), hits, misses, lines, time.process_time() + _query_processes_cpu())
 
 
 @dataclass(frozen=True)
 class ChunkResult:
     """What a worker returns for a chunk: its pid, its cache counters so far, the output
-    lines, and its CPU time so far (seconds, all threads)."""
+    lines, and its CPU time so far (seconds, all threads and its query processes)."""
 
     worker: int
     cache_hits: int

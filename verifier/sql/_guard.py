@@ -288,6 +288,7 @@ def _timed(exc: QueryFailed, t0: float) -> QueryFailed:
 
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _local = threading.local()
 #: thread ident -> its query process, weakly: when a thread ends, its thread-local reference goes,
 #: the QueryProcess is collected and its child killed (no process per finished thread lingers).
@@ -306,6 +307,27 @@ def thread_process() -> QueryProcess:
             _BY_THREAD[threading.get_ident()] = proc
         return proc
     return found[1]
+
+
+def query_processes_cpu_seconds() -> float:
+    """CPU seconds (user + system) used by this process's query processes, running and ended
+    (``/proc/<pid>/stat`` for the running ones, ``RUSAGE_CHILDREN`` for the reaped ones): a
+    worker's cost includes its query process's."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = ru.ru_utime + ru.ru_stime
+    for proc in list(_BY_THREAD.values()):
+        pid = proc.pid
+        if pid is None:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / _TICKS
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
 
 
 def execute_guarded(spec: ConnectionSpec, safe_sql: str, *, time_limit_s: float, row_cap: int) -> QueryResult:
