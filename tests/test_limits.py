@@ -46,7 +46,7 @@ HEAVY = {
 
 _PROBE = textwrap.dedent("""
     import json, os, resource, sys, time
-    from verifier.sql import LIMITS, QueryFailed, base_spec, check_read_only, execute_guarded
+    from verifier.sql import LIMITS, QueryFailed, base_spec, check_read_only, execute_guarded, thread_process
 
     def hwm_mb():
         with open(f"/proc/{os.getpid()}/status") as f:
@@ -63,7 +63,10 @@ _PROBE = textwrap.dedent("""
             outcome, took = "ok", res.elapsed_s
         except QueryFailed as exc:
             outcome, took = type(exc).__name__ + ": " + exc.message[:80], exc.elapsed_s
-        out[name] = {"outcome": outcome, "stopped_after_s": took, "call_s": time.monotonic() - t}
+            assert exc.cost_s >= exc.elapsed_s
+        tp = thread_process()
+        out[name] = {"outcome": outcome, "stopped_after_s": took, "call_s": time.monotonic() - t,
+                     "ready_after": bool(tp._is_ready and tp.pid)}
     after = execute_guarded(spec, "SELECT count(*) FROM patients", time_limit_s=30, row_cap=1).rows
     out["after"] = after[0][0]
     out["scoring_hwm_mb"] = hwm_mb()
@@ -93,6 +96,7 @@ def test_every_heavy_query_stops_within_its_limits(synth_db: Path) -> None:
         rec = out[name]
         assert rec["stopped_after_s"] <= 1.1 * TIME_LIMIT_S, (name, rec)
         assert rec["outcome"] != "ok" or name == "long sort", (name, rec)  # none of them finishes in 1 s
+        assert rec["ready_after"], (name, rec)  # a killed query process was replaced inside the call that overran
     assert out["scoring_hwm_mb"] < 1.5 * MEMORY_LIMIT_MB, out
     assert out["query_process_hwm_mb"] < bound, out
     assert out["after"] > 0

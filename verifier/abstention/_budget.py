@@ -71,7 +71,7 @@ class EvidenceBudget:
             res = _cached(scope, safe_sql, row_cap,
                           lambda: execute_guarded(spec, safe_sql, time_limit_s=limit, row_cap=row_cap))
         except QueryFailed as exc:
-            self.spent_s += getattr(exc, "elapsed_s", 0.0)
+            self.spent_s += getattr(exc, "cost_s", getattr(exc, "elapsed_s", 0.0))  # a killed child's replacement included
             if isinstance(exc, QueryTimeout) and limit < time_limit_s:
                 self.exhausted = True
                 raise BudgetExhausted() from None

@@ -20,8 +20,8 @@ overlays), and the caller supervises it:
 * **result size**: a result whose pickled form exceeds ``LIMITS.result_bytes_cap`` is refused in
   the child (``QueryFailed``), so the caller never holds more than that of one result.
 
-A killed child is replaced at once, inside the call that overran (its cost is the query's, not
-the next caller's). One query process per (process, thread), started on first use (about 0.4 s)
+A killed child is replaced at once, inside the call that overran (the query's ``cost_s``, which
+an evidence budget charges, includes it: it is the query's cost, not the next caller's). One query process per (process, thread), started on first use (about 0.4 s)
 and reused; it ends when its thread's process ends (end of file on its pipe). Connections are
 described by a ``ConnectionSpec`` (a picklable factory and its arguments) and cached in the child.
 """
@@ -213,7 +213,8 @@ class QueryProcess:
 
         Returns:
             The ``QueryResult`` with ``elapsed_s`` set (wall seconds from sending the
-            query to its answer, measured here; the errors below carry it too).
+            query to its answer, measured here; the errors below carry it too, and
+            ``cost_s``: ``elapsed_s`` plus the replacement of a killed child).
 
         Raises:
             QueryTimeout: the child's interrupt or, failing that, the kill at
@@ -262,16 +263,20 @@ class QueryProcess:
         raise _timed(QueryFailed(safe_sql, reply[2]), t0)
 
     def _replace(self, exc: QueryFailed, t0: float) -> QueryFailed:
-        """Kill the child, stamp ``exc`` with the time the query took (until SIGKILL was sent),
-        and start the replacement without waiting for it: the query that overran returns
-        at once, and the replacement loads while the caller goes on (the next query waits
-        for it outside its own time limit). Returns ``exc`` to raise."""
+        """Kill the child, stamp ``exc`` with ``elapsed_s`` (from sending the query until SIGKILL),
+        start the replacement and wait until it is ready, then stamp ``cost_s`` (``elapsed_s``
+        plus the replacement): the query that overran pays for its replacement, never the next
+        caller (an evidence budget charges ``cost_s``). Returns ``exc`` to raise."""
         if self._proc is not None and self._proc.poll() is None:
             self._proc.kill()  # the query stops here; the kernel frees its memory while we wait below
         _timed(exc, t0)
         self.kill()
         if threading.get_ident() not in _ABANDONED:
-            self.start()
+            try:
+                self._ready()
+            except QueryFailed:
+                pass  # started again on next use
+        exc.cost_s = time.monotonic() - t0  # type: ignore[attr-defined]
         return exc
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order
@@ -282,8 +287,9 @@ class QueryProcess:
 
 
 def _timed(exc: QueryFailed, t0: float) -> QueryFailed:
-    """``exc`` with ``elapsed_s``: wall seconds from sending the query to its failure."""
-    exc.elapsed_s = time.monotonic() - t0  # type: ignore[attr-defined]
+    """``exc`` with ``elapsed_s`` (wall seconds from sending the query to its failure) and
+    ``cost_s`` (the same; ``_replace`` adds the replacement of a killed child)."""
+    exc.elapsed_s = exc.cost_s = time.monotonic() - t0  # type: ignore[attr-defined]
     return exc
 
 
