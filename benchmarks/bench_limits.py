@@ -4,11 +4,11 @@ A batch of 64 Noise trajectories on the real demo: 56 honest ones (the reference
 its recorded output, an abstention naming the unmet requirement) and 8 built to exhaust the
 evidence budget (the same evidence plus many slow legal queries, each under the per-query limit).
 In the same run it times ``verify_batch`` (2 workers, a fresh pool each time, as a caller of
-``verify_batch`` gets) on the 56 honest ones alone and on the 64, checks that every item is
+``verify_batch`` gets) on the 56 honest ones alone and on the 64 (alternated, best of 3), checks that every item is
 scored, the 8 with ``EVIDENCE_BUDGET_EXCEEDED`` and the 56 with the verdicts they get alone, and
 prints the time ratio (target: < 2x).
 
-The limits are scaled down so the run takes seconds (``--query-limit`` 0.5 s, ``--budget``
+The limits are scaled down so the run takes seconds (``--query-limit`` 1 s, ``--budget``
 0.5 s); with the defaults (5 s, 30 s) each budget-exhausting trajectory costs its worker up to
 30 s instead of the minutes it took before the budget (136 s per ``verify`` in issue 16).
 
@@ -59,9 +59,10 @@ def main() -> None:
     ap.add_argument("--db", type=Path, required=True, help="the demo DuckDB (ehr-verifier build-db)")
     ap.add_argument("--tasks", type=Path, required=True, help="its tasks (ehr-verifier make-tasks)")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--query-limit", type=float, default=0.5)
+    ap.add_argument("--query-limit", type=float, default=1.0)
     ap.add_argument("--budget", type=float, default=0.5)
     ap.add_argument("--slow-queries", type=int, default=19)
+    ap.add_argument("--repeat", type=int, default=3, help="alternated runs of each; the minimum is reported")
     args = ap.parse_args()
     if True:
         db, tasks_path = args.db, args.tasks
@@ -73,8 +74,13 @@ def main() -> None:
         batch = list(honest)
         for i, h in enumerate(heavy):
             batch.insert(i * 8 + 3, h)
-        t_honest, out_honest = _timed(honest, tasks, db, cfg, args.workers)
-        t_batch, out_batch = _timed(batch, tasks, db, cfg, args.workers)
+        times_honest, times_batch = [], []
+        for _ in range(args.repeat):  # alternated; the minimum of each (the machine is shared)
+            t, out_honest = _timed(honest, tasks, db, cfg, args.workers)
+            times_honest.append(t)
+            t, out_batch = _timed(batch, tasks, db, cfg, args.workers)
+            times_batch.append(t)
+        t_honest, t_batch = min(times_honest), min(times_batch)
         alone = {r["trajectory_id"]: r for r in out_honest}
         scored = sum(1 for r in out_batch if "success" in r)
         budget = [r for r in out_batch if r["trajectory_id"].startswith("s")]
@@ -82,6 +88,7 @@ def main() -> None:
         print(f"batch of {len(batch)}: {scored} scored; {sum('EVIDENCE_BUDGET_EXCEEDED' in r['reasons'] for r in budget)}/8 "
               f"with EVIDENCE_BUDGET_EXCEEDED, {sum('TIMEOUT' in r['reasons'] for r in out_batch)} TIMEOUT; "
               f"honest verdicts same as alone: {same}; oracle passes {sum(r['success'] for r in out_honest)}/{len(honest)}")
+        print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; best of {args.repeat} alternated runs")
         print(f"56 honest alone: {t_honest:.2f} s; 64 with 8 budget-exhausting: {t_batch:.2f} s; "
               f"ratio {t_batch / t_honest:.2f}x (target < 2x)")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Hashable, Sequence
 
-from ..sql import ConnectionSpec, QueryFailed, QueryResult, QueryTimeout, execute_guarded
+from ..sql import HARD_TIME_FACTOR, ConnectionSpec, QueryFailed, QueryResult, QueryTimeout, execute_guarded
 from ..sql import _cache as query_cache
 from ._evidence import EvidenceQuery
 
@@ -67,9 +67,10 @@ class EvidenceBudget:
             self.exhausted = True
             raise BudgetExhausted()
         limit = min(time_limit_s, left)
+        kill_after = limit + (HARD_TIME_FACTOR - 1) * time_limit_s  # the configured limit's grace
         try:
             res = _cached(scope, safe_sql, row_cap,
-                          lambda: execute_guarded(spec, safe_sql, time_limit_s=limit, row_cap=row_cap))
+                          lambda: execute_guarded(spec, safe_sql, time_limit_s=limit, row_cap=row_cap, kill_after_s=kill_after))
         except QueryFailed as exc:
             self.spent_s += getattr(exc, "cost_s", getattr(exc, "elapsed_s", 0.0))  # a killed child's replacement included
             if isinstance(exc, QueryTimeout) and limit < time_limit_s:

@@ -21,6 +21,7 @@ from ._execute import (
     thread_connection,
 )
 from ._guard import (
+    HARD_TIME_FACTOR,
     LIMITS,
     ConnectionSpec,
     MemoryBudgetExceeded,
@@ -45,7 +46,7 @@ from ._safety import (
 
 __all__ = [
     "DialectUnsupported", "schema_of", "to_duckdb",
-    "LIMITS", "ConnectionSpec", "MemoryBudgetExceeded", "QueryLimits", "base_spec", "execute_guarded", "query_processes_cpu_seconds", "thread_process",
+    "HARD_TIME_FACTOR", "LIMITS", "ConnectionSpec", "MemoryBudgetExceeded", "QueryLimits", "base_spec", "execute_guarded", "query_processes_cpu_seconds", "thread_process",
     "MAX_QUERY_CHARS", "QueryCache", "QueryFailed", "QueryResult", "QueryTimeout", "RESOURCE_CONFIG",
     "abandon_thread", "check_read_only", "execute_checked", "format_cell", "json_cell", "normalize_sql", "open_readonly",
     "parse_checked", "release_thread", "render_result", "resolved_path", "run_query", "thread_connection",

@@ -208,7 +208,8 @@ class QueryProcess:
         except (OSError, ValueError, IndexError):
             return 0
 
-    def run(self, spec: ConnectionSpec, safe_sql: str, *, time_limit_s: float, row_cap: int) -> QueryResult:
+    def run(self, spec: ConnectionSpec, safe_sql: str, *, time_limit_s: float, row_cap: int,
+            kill_after_s: float | None = None) -> QueryResult:
         """Run checked SQL on ``spec``'s connection in the child under the limits.
 
         Returns:
@@ -245,7 +246,7 @@ class QueryProcess:
                 t0 = time.monotonic()
             else:
                 self._open.move_to_end(spec.key)
-            hard = t0 + time_limit_s * HARD_TIME_FACTOR
+            hard = t0 + (kill_after_s if kill_after_s is not None else time_limit_s * HARD_TIME_FACTOR)
             while not self._rx.poll(POLL_S):
                 if time.monotonic() >= hard:
                     raise self._replace(QueryTimeout(safe_sql, time_limit_s), t0)
@@ -336,7 +337,8 @@ def query_processes_cpu_seconds() -> float:
     return total
 
 
-def execute_guarded(spec: ConnectionSpec, safe_sql: str, *, time_limit_s: float, row_cap: int) -> QueryResult:
+def execute_guarded(spec: ConnectionSpec, safe_sql: str, *, time_limit_s: float, row_cap: int,
+                    kill_after_s: float | None = None) -> QueryResult:
     """Run SQL that passed ``check_read_only`` on ``spec``'s connection in the calling thread's
     query process, under its time limit, row cap and the process's memory and result budgets.
 
@@ -345,6 +347,10 @@ def execute_guarded(spec: ConnectionSpec, safe_sql: str, *, time_limit_s: float,
         safe_sql: checked DuckDB SQL.
         time_limit_s: seconds (> 0); the query stops within 1.1 x this.
         row_cap: rows fetched at most (>= 1).
+        kill_after_s: when the child is killed if the query has not answered (default
+            ``HARD_TIME_FACTOR`` x ``time_limit_s``); an evidence budget that shortens a query's
+            limit keeps the grace of the configured one (a few milliseconds of grace would
+            kill, and restart, a child whose interrupt was merely on its way).
 
     Returns:
         ``QueryResult`` (``elapsed_s`` set).
@@ -362,7 +368,7 @@ def execute_guarded(spec: ConnectionSpec, safe_sql: str, *, time_limit_s: float,
         raise InputError("row_cap", row_cap, "must be >= 1")
     if threading.get_ident() in _ABANDONED:
         raise AbandonedThread("the scoring thread was abandoned at its item time limit")
-    return thread_process().run(spec, safe_sql, time_limit_s=time_limit_s, row_cap=row_cap)
+    return thread_process().run(spec, safe_sql, time_limit_s=time_limit_s, row_cap=row_cap, kill_after_s=kill_after_s)
 
 
 def abandon_thread(ident: int) -> int:
