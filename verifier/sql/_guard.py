@@ -47,7 +47,6 @@ from ._execute import (
     QueryFailed,
     QueryResult,
     QueryTimeout,
-    execute_checked,
     open_readonly,
     resolved_path,
 )
@@ -393,53 +392,7 @@ def release_thread(ident: int) -> None:
     _release_connections(ident)
 
 
-# ---------------------------------------------------------------- the child's side
-_STARTED = pickle.dumps(("started", True))
 
-#: Connections the child keeps (least recently used closed first).
+
+#: Connections the child keeps (least recently used closed first); the caller mirrors the same LRU.
 CHILD_CONNECTIONS = 32
-
-
-def _serve(rfd: int, wfd: int) -> None:
-    """The child's loop. Request: ``(key, factory | None, args | None, sql, limit, row_cap)``
-    (the factory only when the caller's mirror says the connection is not open). When it opens
-    a connection it first sends ``("started", opened)``; then the reply: ``("ok", QueryResult)``
-    or ``("err", "timeout" | "failed", message)``."""
-    rx, tx = Connection(rfd, writable=False), Connection(wfd, readable=False)
-    cons: OrderedDict[Hashable, Any] = OrderedDict()
-    cap = LIMITS.result_bytes_cap
-    tx.send_bytes(pickle.dumps(("ready",)))
-    while True:
-        try:
-            key, factory, args, sql, limit, row_cap = pickle.loads(rx.recv_bytes())
-        except EOFError:
-            return
-        if key not in cons:
-            try:
-                if factory is None:
-                    raise QueryFailed(sql, "the query process lost the connection")
-                cons[key] = factory(*args)
-            except Exception as exc:  # noqa: BLE001 - a connection that cannot be opened
-                tx.send_bytes(pickle.dumps(("started", False)))
-                message = exc.message if isinstance(exc, QueryFailed) else f"{type(exc).__name__}: {str(exc)[:300]}"
-                tx.send_bytes(pickle.dumps(("err", "failed", message)))
-                continue
-            while len(cons) > CHILD_CONNECTIONS:
-                _, old = cons.popitem(last=False)
-                old.close()
-            tx.send_bytes(_STARTED)
-        cons.move_to_end(key)
-        obj = cons[key]
-        try:
-            res = execute_checked(getattr(obj, "con", obj), sql, time_limit_s=limit, row_cap=row_cap)
-            data = pickle.dumps(("ok", res), pickle.HIGHEST_PROTOCOL)
-            if len(data) > cap:
-                data = pickle.dumps(("err", "failed", f"the result is {len(data) / 2**20:.0f} MiB; at most {cap / 2**20:.0f} MiB are returned"))
-        except QueryTimeout:
-            data = pickle.dumps(("err", "timeout", ""))
-        except QueryFailed as exc:
-            data = pickle.dumps(("err", "failed", exc.message))
-        except Exception as exc:  # noqa: BLE001 - a value that cannot be fetched or pickled
-            data = pickle.dumps(("err", "failed", f"{type(exc).__name__}: {str(exc)[:300]}"))
-        del obj
-        tx.send_bytes(data)
