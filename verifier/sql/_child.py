@@ -24,7 +24,7 @@ _STARTED = pickle.dumps(("started", True))
 
 
 def _serve(rfd: int, wfd: int) -> None:
-    """The child's loop. Request: ``(key, factory | None, args | None, sql, limit, row_cap)``
+    """The child's loop. Request: ``(key, factory | None, args | None, sql, limit, row_cap, kill_after)``
     (the factory only when the caller's mirror says the connection is not open). When it opens
     a connection it first sends ``("started", opened)``; then the reply: ``("ok", QueryResult)``
     or ``("err", "timeout" | "failed", message)``."""
@@ -34,7 +34,7 @@ def _serve(rfd: int, wfd: int) -> None:
     tx.send_bytes(pickle.dumps(("ready",)))
     while True:
         try:
-            key, factory, args, sql, limit, row_cap = pickle.loads(rx.recv_bytes())
+            key, factory, args, sql, limit, row_cap, kill_after = pickle.loads(rx.recv_bytes())
         except EOFError:
             return
         if key not in cons:
@@ -54,7 +54,13 @@ def _serve(rfd: int, wfd: int) -> None:
         cons.move_to_end(key)
         obj = cons[key]
         try:
-            res = execute_checked(getattr(obj, "con", obj), sql, time_limit_s=limit, row_cap=row_cap)
+            # a kernel timer ends this process at the kill deadline (SIGALRM, default action:
+            # terminate), even when the caller is not scheduled in time to kill it
+            signal.setitimer(signal.ITIMER_REAL, kill_after)
+            try:
+                res = execute_checked(getattr(obj, "con", obj), sql, time_limit_s=limit, row_cap=row_cap)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
             data = pickle.dumps(("ok", res), pickle.HIGHEST_PROTOCOL)
             if len(data) > cap:
                 data = pickle.dumps(("err", "failed", f"the result is {len(data) / 2**20:.0f} MiB; at most {cap / 2**20:.0f} MiB are returned"))
@@ -71,4 +77,5 @@ def _serve(rfd: int, wfd: int) -> None:
 if __name__ == "__main__":
     os.dup2(2, 1)  # stray prints from native code go to stderr, never into the protocol
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's; the child ends with its pipe
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the kill deadline (see _serve)
     _serve(int(sys.argv[1]), int(sys.argv[2]))

@@ -10,8 +10,9 @@ thread's process that holds the DuckDB connections (the read-only database, the 
 overlays), and the caller supervises it:
 
 * **time**: the child interrupts the query at its limit itself (``execute_checked``); if no answer
-  has come back at ``HARD_TIME_FACTOR`` x the limit the child is killed (SIGKILL does not depend
-  on the query yielding) and ``QueryTimeout`` is raised: a query stops within 1.1x its limit;
+  has come back at ``HARD_TIME_FACTOR`` x the limit the child ends (a kernel timer it arms per
+  query, SIGALRM with its default action, and the caller's SIGKILL as well: neither depends on
+  the query yielding) and ``QueryTimeout`` is raised: a query stops within 1.1x its limit;
 * **memory**: while a query runs, the caller reads the child's RSS from ``/proc`` every
   ``POLL_S`` seconds and kills it when it passes 1.25 x DuckDB's ``memory_limit``
   (``MemoryBudgetExceeded``, a ``QueryFailed``), so its peak RSS stays under
@@ -28,6 +29,7 @@ described by a ``ConnectionSpec`` (a picklable factory and its arguments) and ca
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import re
@@ -225,10 +227,12 @@ class QueryProcess:
         self._ready()  # not timed: a replacement started after a kill may still be loading
         assert self._tx is not None and self._rx is not None
         t0 = time.monotonic()
+        kill_after = kill_after_s if kill_after_s is not None else time_limit_s * HARD_TIME_FACTOR
+        hard = math.inf  # set when the query starts
         new = spec.key not in self._open
         request = (spec.key, spec.factory, spec.args) if new else (spec.key, None, None)
         try:
-            self._tx.send_bytes(pickle.dumps((*request, safe_sql, time_limit_s, row_cap), pickle.HIGHEST_PROTOCOL))
+            self._tx.send_bytes(pickle.dumps((*request, safe_sql, time_limit_s, row_cap, kill_after), pickle.HIGHEST_PROTOCOL))
             if new:
                 # the child first opens the connection (a witness overlay takes milliseconds, a
                 # cold instance longer): not the query's time; it says "started" when it is open
@@ -245,7 +249,7 @@ class QueryProcess:
                 t0 = time.monotonic()
             else:
                 self._open.move_to_end(spec.key)
-            hard = t0 + (kill_after_s if kill_after_s is not None else time_limit_s * HARD_TIME_FACTOR)
+            hard = t0 + kill_after
             while not self._rx.poll(POLL_S):
                 if time.monotonic() >= hard:
                     raise self._replace(QueryTimeout(safe_sql, time_limit_s), t0)
@@ -254,6 +258,8 @@ class QueryProcess:
                         safe_sql, f"the query process passed its memory budget of {self.limits.rss_kill_bytes / 2**20:.0f} MiB"), t0)
             reply = self._recv()
         except (EOFError, OSError) as exc:
+            if time.monotonic() >= hard:  # the child's own timer ended it at the kill deadline
+                raise self._replace(QueryTimeout(safe_sql, time_limit_s), t0) from None
             raise self._replace(QueryFailed(safe_sql, f"the query process died ({type(exc).__name__})"), t0) from None
         elapsed = time.monotonic() - t0
         if reply[0] == "ok":
