@@ -286,7 +286,18 @@ def test_normal_code_still_works_under_read_confinement(env: EHREnv) -> None:
     assert step.error is None and "(4, '')" in obs
 
 
-@pytest.mark.parametrize("module", ["numpy", "pandas"])
+def test_a_library_that_needs_ctypes_fails_with_a_clear_message(small_db: Path) -> None:
+    """pandas imports ctypes when it loads; ctypes stays disabled even with ``site_packages=True``
+    (the audit hook's second layer), so the agent is told why instead of getting a bare crash."""
+    pytest.importorskip("pandas", reason="pandas is not installed in this environment")
+    env = EHREnv(str(small_db), EnvConfig(python=PythonLimits(site_packages=True)), scorer=_scorer)
+    env.reset(TASK)
+    obs, step = py(env, "import pandas")
+    assert step.error is not None and "ctypes is disabled in the sandbox" in obs
+    env.close()
+
+
+@pytest.mark.parametrize("module", ["numpy"])
 def test_installed_data_libraries_import(small_db: Path, module: str) -> None:
     """With ``site_packages=True`` the interpreter's third-party libraries are importable (read-only)."""
     pytest.importorskip(module, reason=f"{module} is not installed in this environment")

@@ -3,7 +3,7 @@
 The whole gym, end to end, on the synthetic default hospital:
 
 1. generate the hospital (``verifier.synthetic``) in the MIMIC-IV CSV layout;
-2. build it into DuckDB (:func:`verifier.build_db.build_database`), print the
+2. build it into DuckDB (:func:`verifier.database.build_database`), print the
    per-table summary and the planted gaps;
 3. construct verified Clean-Noise task pairs (:func:`verifier.construction.make_tasks`);
 4. roll out the oracle and the baselines that must fail in known ways
@@ -15,6 +15,9 @@ Works from any directory: nothing is read from the current folder and
 everything is written under ``workdir`` (or a temporary folder removed at the end;
 then no path inside it is printed). Every long step shows a rich progress bar on
 ``progress_console`` (stderr by default), so stdout holds only the report.
+
+Layer (ARCHITECTURE.md section 9): the top with the CLI; imports the synthetic hospital, the
+database build, construction, agents and scoring; nothing imports it but the CLI.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ class DemoResult:
         hospital_dir: folder of the generated MIMIC-IV CSVs (``<workdir>/hospital``).
         db_path: the built database (``<workdir>/hospital.duckdb``).
         kept: False when a temporary folder was used and has been removed.
-        report: the :class:`verifier.build_db.BuildReport`.
+        report: the :class:`verifier.database._report.BuildReport`.
         gap_counts: planted gaps per kind (record, value, query, population, feature).
         tasks: number of tasks constructed (Clean and Noise).
         summaries: ``{agent: summary}`` as computed by :func:`verifier.metrics.summarize`.

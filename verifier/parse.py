@@ -37,6 +37,9 @@ responses that ignore the required format.
 
 Citations: ``[step 3]``, ``[steps 2, 4]``, ``[steps 2-4]``, ``(step 3)``,
 ``[Step #3]`` in the Answer or the Reasoning; sorted, unique, 1-based.
+
+Layer (ARCHITECTURE.md section 9): imports only ``verifier.match`` (typed extraction) and
+``verifier.contract``; ``verify`` and the scoring and export code import it.
 """
 
 from __future__ import annotations

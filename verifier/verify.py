@@ -6,11 +6,12 @@ one fails with ``UNPARSEABLE_RESPONSE``; a NULL Answer fails with
 under its ``answer_policy`` (``verifier.match``), or with one of its tied
 ``alternatives`` (rows tied at the reference query's ``LIMIT``).
 
-Noise tasks: delegated to ``verifier.noise.verify_noise(trajectory, task,
-parsed, config) -> (reasons, details)`` (imported lazily). While that module
-is absent only the ``ANSWERED_NOISE`` check runs, and an abstention is
-reported as ``VERIFIER_ERROR`` (it cannot be validated without evidence
-checks) rather than passed.
+Noise tasks: delegated to ``verifier.abstention.verify_noise(trajectory, task,
+parsed, config) -> (reasons, details)`` (imported lazily), which runs the Noise
+passes in the order of ARCHITECTURE.md section 4.
+
+Layer (ARCHITECTURE.md section 9): imports ``verifier.abstention``, ``verifier.match``,
+``verifier.parse`` and ``verifier.contract``; the environment, scoring and adapters import it.
 
 Guarantees: never raises on a bad response; an internal bug becomes
 ``VERIFIER_ERROR`` with the message in ``details["error"]``. No signals, no

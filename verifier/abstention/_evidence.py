@@ -20,7 +20,7 @@ rule, most specific first:
        datetimes, ``None``); when the re-execution reaches the row cap, the
        recorded rows must reach it too. The recorded text, if any, must then
        also pass rule 2 or 3;
-    2. text in ``verifier.render.render_result`` form (a ``(N rows...)``
+    2. text in ``verifier.sql.render_result`` form (a ``(N rows...)``
        footer): the same header, the same row count ``N``, and every shown row
        (canonical cells) found among the re-executed rows, order-free;
     3. any other ("foreign") text: durations ("0.02 s") and a pandas-style

@@ -10,7 +10,7 @@ Frameworks hand over a *completion* in one of three forms, all accepted:
   prefixes such as ``mcp__ehr__run_sql`` removed);
 * OpenAI-style chat messages (``role``/``content``/``tool_calls`` and
   ``tool`` results), the conversational format of TRL and most agent logs:
-  converted with ``verifier.chat.from_chat_messages``. Tool results without
+  converted with ``verifier.contract.from_chat_messages``. Tool results without
   ``tool_call_id`` (TRL's tool loop logs them by ``name``) are paired with
   the earliest unanswered call, in order;
 * a ``Trajectory`` (model or dict, as the framework recorded it; text the model
@@ -310,7 +310,7 @@ def read_trajectory(value: Any, *, task_id: str, trajectory_id: str, field: str 
 
     Raises:
         InputError: not JSON, not an object, not a valid Trajectory, or messages
-            ``verifier.chat.from_chat_messages`` rejects.
+            ``verifier.contract.from_chat_messages`` rejects.
     """
     if isinstance(value, Trajectory):
         return value.model_copy(update={"task_id": task_id})

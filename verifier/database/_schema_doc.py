@@ -45,7 +45,7 @@ def describe_schema(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str,
 
     Args:
         con: an open connection (read-only is fine) to a database built by
-            :func:`verifier.build_db.build_database`.
+            :func:`verifier.database.build_database`.
     Returns:
         Rows ordered by table name, then column position; ``type`` is DuckDB's
         type name (e.g. ``"TIMESTAMP"``), ``description`` the column comment ('' when none).

@@ -14,8 +14,8 @@ How to work:
 - The records are in a read-only DuckDB database described below. You cannot change it.
 - Use one tool call at a time: `run_sql` runs one SQL query (DuckDB dialect); `run_python` runs Python
   code whose variables persist between calls, with `db.sql("SELECT ...")` available for queries
-  (`.rows`, `.columns`, `.fetchall()`; print what you want to see). Python has no network access and can
-  write files only in its working folder.
+  (`.rows`, `.columns`, `.fetchall()`; print what you want to see). Python has the standard library
+  only (no numpy or pandas), no network access, and can write files only in its working folder.
 - Tool calls are numbered from 1 in the order you make them: [step 1], [step 2], ...
 - Inspect the data before answering: check that the patient, admission, stay, item, time window and
   values the question needs are actually recorded.

@@ -291,7 +291,7 @@ def _raw_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """``(line number from 1, bytes)`` of a JSONL file, as ``ehr-verifier score`` numbers them.
 
     Lines end at ``\n`` only; a UTF-8 byte-order mark at the start of the file is
-    dropped (``verifier.batch.iter_lines``, the reader ``score`` uses).
+    dropped (``verifier.scoring.iter_lines``, the reader ``score`` uses).
     """
     from ._jsonl import iter_lines
 

@@ -63,7 +63,7 @@ def generate_hospital(out_dir: str | Path, seed: int = 0, n_patients: int = 50) 
         n_patients: number of patients (>= 20).
 
     Returns:
-        ``out_dir`` as a Path (pass it to ``verifier.build_db.build_database``).
+        ``out_dir`` as a Path (pass it to ``verifier.database.build_database``).
 
     Raises:
         InputError: bad ``seed``/``n_patients``, or ``out_dir`` exists and is not a folder.
