@@ -49,6 +49,7 @@ import re
 from typing import Any, NamedTuple
 
 from .match.commit import is_context_number, mask_context
+from .match.scan import json_fence_bodies, strip_fence
 from .match.extract import (
     extract_boolean,
     extract_count,
@@ -68,7 +69,6 @@ __all__ = [
 _TAG_OPEN = {name: re.compile(rf"<\s*{name}\s*>") for name in ("answer", "final_answer", "reasoning")}
 _TAG_CLOSE = re.compile(r"<\s*/?\s*(?:answer|final_answer|reasoning)\s*>")
 _HAS_TAG = re.compile(r"<\s*(?:final_)?answer\s*>")  # searched in the lower-cased text
-_FENCE_JSON = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.S)
 _LABEL_HEAD = re.compile(r"(final answer|final_answer|answer|reasoning|rationale|explanation)")
 _LABEL_LEAD = " \t>#*_"
 _LABEL_TRAIL = " \t*_"
@@ -78,8 +78,9 @@ _HEDGE_TO_VALUE = re.compile(
     r"(?i)\b(?:actually|probably|but|likely|estimate[ds]?|estimated|maybe|possibly|perhaps|approximately|"
     r"approx|guess|roughly|around|about)\b"
 )
-_CITE_AT = re.compile(r"steps?\s*#?\s*(\d+(?:\s*(?:,|and|&|-|–|to)\s*#?\s*\d+)*)\s*[\])]")
-_CITE_PART = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*#?\s*(\d+))?")
+# "\s*(?:#\s*)?" rather than "\s*#?\s*": two adjacent \s* made every list item match 2 ways (exponential)
+_CITE_AT = re.compile(r"steps?\s*(?:#\s*)?(\d+(?:\s*(?:,|and|&|-|–|to)\s*(?:#\s*)?\d+)*)\s*[\])]")
+_CITE_PART = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*(?:#\s*)?(\d+))?")
 _BLANK = re.compile(r"\n[ \t]*\n")
 _WRAP = re.compile(r"^(\*\*|__|`{1,3}|\*|_|\"|')(.*)\1$", re.S)
 _WRAP_CHARS = frozenset("*_`\"'.")
@@ -152,7 +153,7 @@ def _clean(answer: str) -> str:
         if "\n" not in s and s.endswith(".") and not s.endswith(".."):
             s = s[:-1].rstrip()
         if s.startswith("```"):
-            s = re.sub(r"^```[A-Za-z]*\s*|\s*```$", "", s).strip()
+            s = strip_fence(s).strip()  # linear (a regex here was quadratic)
             continue
         m = _WRAP.match(s)
         if not m or "\n" in m[2]:
@@ -225,7 +226,7 @@ def _from_json(text: str) -> tuple[bool, Any, str] | None:
     if s.startswith("{"):
         candidates.append(s)
     if "```" in s:
-        candidates += [m[1] for m in _FENCE_JSON.finditer(s)]
+        candidates += json_fence_bodies(s)  # linear (a regex here was quadratic)
     for cand in candidates:
         try:
             obj = json.loads(cand)

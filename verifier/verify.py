@@ -13,6 +13,12 @@ passes in the order of ARCHITECTURE.md section 4.
 Layer (ARCHITECTURE.md section 9): imports ``verifier.abstention``, ``verifier.match``,
 ``verifier.parse`` and ``verifier.contract``; the environment, scoring and adapters import it.
 
+Bounds (before both): a trajectory beyond a cap of ``config.limits`` (final response,
+bracket nesting, steps, query, code and output sizes; checked before parsing) or whose
+parsed Answer is beyond the Answer cap fails with ``INPUT_TOO_LARGE`` alone, the cap named
+in ``details["input_too_large"]`` (``verifier.contract._limits``); under the caps parsing
+and matching are linear in the input.
+
 Guarantees: never raises on a bad response; an internal bug becomes
 ``VERIFIER_ERROR`` with the message in ``details["error"]``. No signals, no
 global mutable state beyond read-only caches, so the verdict is the same in
@@ -94,6 +100,13 @@ def _parse_details(parsed: ParsedResponse, citations: bool = False) -> dict[str,
     return d
 
 
+def _too_large(task: Task, traj: Trajectory, over: dict[str, Any], parsed: ParsedResponse | None = None) -> Verdict:
+    details: dict[str, Any] = {"input_too_large": over}
+    if parsed is not None:
+        details["parse"] = {"format": parsed.format, "answer": parsed.answer_text[:200]}
+    return _verdict(task, traj, False, [ReasonCode.INPUT_TOO_LARGE], details)
+
+
 def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdict:
     pd = _parse_details(parsed)
     if parsed.error:
@@ -159,20 +172,28 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
     Raises:
         InputError: ``trajectory`` or ``task`` is not a valid object/dict, the
         trajectory answers another task, or (Noise) no database is configured.
-        Never raised for a bad response. A trajectory read from a foreign log
-        (``verifier.logs.read_log``) from which no step could be read gets the reader's
+        Never raised for a bad response: one beyond a cap of ``config.limits`` fails
+        with ``INPUT_TOO_LARGE`` (``details["input_too_large"]`` names the cap). A
+        trajectory read from a foreign log (``verifier.logs.read_log``) from which no step could be read gets the reader's
         warning in ``details["log"]`` and, on Noise, ``NO_STEPS_READ`` for ``NO_EVIDENCE``.
     """
     traj = trajectory if type(trajectory) is Trajectory else _coerce(trajectory, Trajectory, "trajectory")
     tsk = task if type(task) is Task else _coerce(task, Task, "task")
     if traj.task_id != tsk.task_id:
         raise InputError("trajectory.task_id", traj.task_id, f"does not match task.task_id {tsk.task_id!r}")
+    cfg = config or _DEFAULT_CONFIG
     try:
+        over = cfg.limits.check_trajectory(traj)
+        if over is not None:
+            return _too_large(tsk, traj, over)
         parsed = parse(traj.final_response)
+        over = cfg.limits.check_answer(parsed.answer_text, tsk.reference.answer)
+        if over is not None:
+            return _too_large(tsk, traj, over, parsed)
         if tsk.condition == "clean":
             verdict = _verify_clean(tsk, traj, parsed)
         else:
-            verdict = _verify_noise(tsk, traj, parsed, config or _DEFAULT_CONFIG)
+            verdict = _verify_noise(tsk, traj, parsed, cfg)
         return _log_warning(verdict, traj) if traj.metadata and "log" in traj.metadata else verdict
     except InputError:
         raise  # bad configuration (e.g. no database for Noise evidence), not a bad response

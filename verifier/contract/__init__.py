@@ -35,6 +35,7 @@ from ._io import (
     write_jsonl,
     write_schemas,
 )
+from ._limits import MAX_QUERY_CHARS, InputLimits, nesting_depth
 from ._reasons import ReasonCode
 from ._rules import load_toml, rules_dir, rules_path
 from ._task import (
@@ -54,10 +55,10 @@ from ._version import __version__
 
 __all__ = [
     "Answer", "AnswerPolicy", "AuditEntry", "BooleanAnswer", "CountAnswer", "DatetimeAnswer", "Dialect", "DisplayConfig",
-    "InputError", "Intent", "JudgeConfig", "ListAnswer", "NoiseType", "NumberAnswer", "QuantityAnswer",
-    "ReasonCode", "RecordsAnswer", "Reference", "RulesError", "SandboxUnavailable", "Scope", "SourceDataError", "Step", "Task",
-    "TextAnswer", "Trajectory", "UnitError", "UnmetRequirement", "UnsafeQueryError", "Verdict",
-    "VerifierError", "VerifyConfig", "WitnessTable", "__version__", "from_chat_messages", "json_schemas",
-    "load_tasks", "load_toml", "read_jsonl", "rules_dir", "rules_path", "validate", "write_jsonl",
-    "write_schemas",
+    "InputError", "InputLimits", "Intent", "JudgeConfig", "ListAnswer", "MAX_QUERY_CHARS", "NoiseType",
+    "NumberAnswer", "QuantityAnswer", "ReasonCode", "RecordsAnswer", "Reference", "RulesError",
+    "SandboxUnavailable", "Scope", "SourceDataError", "Step", "Task", "TextAnswer", "Trajectory", "UnitError",
+    "UnmetRequirement", "UnsafeQueryError", "Verdict", "VerifierError", "VerifyConfig", "WitnessTable",
+    "__version__", "from_chat_messages", "json_schemas", "load_tasks", "load_toml", "nesting_depth",
+    "read_jsonl", "rules_dir", "rules_path", "validate", "write_jsonl", "write_schemas",
 ]

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._limits import InputLimits
+
 #: Environment variable naming the DuckDB file evidence is re-executed on.
 DB_ENV_VAR = "EHR_VERIFIER_DB"
 
@@ -81,6 +83,9 @@ class VerifyConfig(BaseModel):
             ``CURRENT_TIMESTAMP``, ``now()``...), in the database's clock, as EHRSQL fixes
             it per dataset; ``Task.dataset_now`` overrides it. ``None``: such queries are
             volatile (their recorded output is not compared).
+        limits: the caps on what is read (final response, Answer, bracket nesting, steps,
+            query, code and output sizes); beyond one the verdict is ``INPUT_TOO_LARGE``
+            naming it (``verifier.contract._limits.InputLimits``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -93,6 +98,7 @@ class VerifyConfig(BaseModel):
     check_reasoning: bool = True
     judge: JudgeConfig | None = None
     dataset_now: dt.datetime | None = None
+    limits: InputLimits = Field(default_factory=InputLimits)
 
     def resolved_db_path(self) -> Path | None:
         """``db_path`` or ``$EHR_VERIFIER_DB``, as a Path; ``None`` if neither."""

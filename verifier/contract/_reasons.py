@@ -14,6 +14,7 @@ class ReasonCode(str, Enum):
 
     # response
     UNPARSEABLE_RESPONSE = "UNPARSEABLE_RESPONSE"
+    INPUT_TOO_LARGE = "INPUT_TOO_LARGE"  # beyond a cap of VerifyConfig.limits (contract/_limits.py)
     # Clean answers
     WRONG_VALUE = "WRONG_VALUE"
     WRONG_UNIT = "WRONG_UNIT"

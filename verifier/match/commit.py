@@ -114,7 +114,10 @@ def mask_context(text: str) -> str:
     reference ranges, times of day, ``n = 35``) blanked; same length, so spans
     still line up."""
     if ("tep" in text or "TEP" in text) and ("[" in text or "(" in text):
-        text = _CITE.sub(_blank, text)
+        # only up to the last closing bracket: past it no citation can close, and each attempt
+        # there would rescan to the end of the text (quadratic on "[step [step ...")
+        end = max(text.rfind("]"), text.rfind(")")) + 1
+        text = _CITE.sub(_blank, text[:end]) + text[end:]
     if _HAS_DIGIT.search(text) is None:
         return text
     return _CONTEXT.sub(_blank, text)

@@ -41,6 +41,7 @@ import json
 import math
 import re
 from functools import lru_cache
+from itertools import islice
 from typing import Any, NamedTuple
 
 from ..units import is_unit_spelling
@@ -266,11 +267,9 @@ def extract_numbers(text: str, *, skip_dates: bool = True) -> list[NumberToken]:
 
 def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
     """Longest run (up to 3 words) after ``pos`` that parses as a unit."""
-    rest = text[pos:]
-    lead = len(rest) - len(rest.lstrip(" \t"))
-    words = list(_UNIT_WORD.finditer(rest, lead))[:3]
+    words = list(islice(_UNIT_WORD.finditer(text, pos), 3))  # not the whole rest: linear overall
     for n in range(len(words), 0, -1):
-        cand = rest[words[0].start(): words[n - 1].end()].rstrip(".,;:)")
+        cand = text[words[0].start(): words[n - 1].end()].rstrip(".,;:)")
         folded = [w.group().casefold().strip(".,;:") for w in words[:n]]
         per = n == 3 and folded[1] == "per"  # "units per hour" is units/hour
         if not cand or any(w in _STOP for i, w in enumerate(folded) if not (per and i == 1)):
@@ -282,7 +281,7 @@ def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
         unit = _PER.sub("/", cand) if per else cand
         if not is_unit_spelling(unit):
             continue
-        return unit, pos + words[0].start() + len(cand)
+        return unit, words[0].start() + len(cand)
     return None, pos
 
 

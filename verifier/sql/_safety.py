@@ -23,17 +23,14 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
-from ..contract import InputError, UnsafeQueryError
+from ..contract import MAX_QUERY_CHARS, InputError, UnsafeQueryError
 
 #: Dialects agent SQL may be written in (``Trajectory.dialect``).
 DIALECTS = ("duckdb", "sqlite", "postgres")
 
 # ---------------------------------------------------------------- rule tables
-#: Longest query text accepted, in characters. sqlglot's parse runs in the verifier's
-#: process before any DuckDB time limit applies and is not bounded: ``SELECT 1+1+...``
-#: with 60,000 terms took 27.5 s to parse. Real evidence queries are a few hundred to
-#: a few thousand characters; longer texts are rejected before they are tokenized.
-MAX_QUERY_CHARS = 20_000
+# MAX_QUERY_CHARS, the longest query text accepted, is defined with the other input caps in
+# verifier/contract/_limits.py (sqlglot's parse is not time-limited).
 
 #: Statement roots that only read.
 _ROOTS: tuple[type[exp.Expression], ...] = (

@@ -1,0 +1,63 @@
+"""Bounded inputs (issue 15 item 3): caps give INPUT_TOO_LARGE naming the cap, never VERIFIER_ERROR;
+the scanners that replaced quadratic regexes return what those regexes returned; parsing is
+linear (measured in benchmarks/bench_adversarial_inputs.py, not timed here)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verifier import verify
+from verifier.contract import CountAnswer, InputLimits, ReasonCode, Step, Trajectory, nesting_depth
+from verifier.match.scan import json_fence_bodies, strip_fence
+from verifier.parse import _CITE_AT, parse
+
+_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(\{.*?\})\s*```", re.S)
+_PIECES = st.lists(st.sampled_from(["`", "```", "{", "}", " ", "\n", "json", "JSON", "x", "\t"]), max_size=16).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_PIECES)
+def test_scanners_equal_the_regexes_they_replace(text: str) -> None:
+    assert json_fence_bodies(text) == [m[1] for m in _FENCE_RE.finditer(text)]
+    assert strip_fence(text) == re.sub(r"^```[A-Za-z]*\s*|\s*```$", "", text)
+
+
+def test_nesting_depth() -> None:
+    assert nesting_depth("no brackets") == 0
+    assert nesting_depth("[step 1] and [step 2]") == 1
+    assert nesting_depth('{"answer": [[1]]}') == 3
+    assert nesting_depth("]]]]" + "[" * 5) == 5  # stray closers do not hide depth
+
+
+def test_citation_list_without_closing_bracket_is_linear() -> None:
+    # the old pattern (\s*#?\s* twice per item) backtracked 2^n ways: 22 items took 4 s
+    assert _CITE_AT.match("steps " + "1, " * 5000) is None
+    assert parse("Answer: NULL\nReasoning: [steps " + "1, " * 5000).citations == []
+
+
+
+@pytest.mark.parametrize("cap,make", [
+    ("max_response_chars", lambda: Trajectory(trajectory_id="t", task_id="T", final_response="<answer>1</answer>" + "x" * 40_000)),
+    ("max_json_depth", lambda: Trajectory(trajectory_id="t", task_id="T",
+                                          final_response='{"answer": ' + "[" * 5000 + "1" + "]" * 5000 + "}")),
+    ("max_steps", lambda: Trajectory(trajectory_id="t", task_id="T", final_response="<answer>1</answer>",
+                                     steps=[Step(index=i + 1, kind="sql", code="SELECT 1", output="1") for i in range(101)])),
+    ("max_query_chars", lambda: Trajectory(trajectory_id="t", task_id="T", final_response="<answer>1</answer>",
+                                           steps=[Step(index=1, kind="sql", code="SELECT 1" + " " * 20_000, output="1")])),
+    ("max_scalar_answer_chars", lambda: Trajectory(trajectory_id="t", task_id="T",
+                                                   final_response="<answer>" + "1 " * 2000 + "</answer>")),
+])
+def test_beyond_a_cap_is_input_too_large(cap, make) -> None:
+    from verifier.contract import AnswerPolicy, Reference, Task
+
+    task = Task(task_id="T", pair_id="P", question="How many?", condition="clean", scope="patient", intent="billing",
+                program="p", params={}, split="test", track="in_domain",
+                reference=Reference(sql="SELECT 1", answer=CountAnswer(value=1), answer_policy=AnswerPolicy()))
+    v = verify(make(), task)
+    assert [r for r in v.reasons] == [ReasonCode.INPUT_TOO_LARGE]
+    assert v.details["input_too_large"]["cap"] == cap
+    assert v.details["input_too_large"]["limit"] == getattr(InputLimits(), cap)
