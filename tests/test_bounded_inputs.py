@@ -61,3 +61,39 @@ def test_beyond_a_cap_is_input_too_large(cap, make) -> None:
     assert [r for r in v.reasons] == [ReasonCode.INPUT_TOO_LARGE]
     assert v.details["input_too_large"]["cap"] == cap
     assert v.details["input_too_large"]["limit"] == getattr(InputLimits(), cap)
+
+
+def _clean_tasks():
+    from verifier.contract import (AnswerPolicy, DatetimeAnswer, ListAnswer, QuantityAnswer, RecordsAnswer, Reference,
+                                   Task, TextAnswer)
+
+    answers = [CountAnswer(value=3), QuantityAnswer(value=4.1, unit="mEq/L", decimals=1),
+               DatetimeAnswer(value="2180-07-23T14:00:00", precision="minute"), TextAnswer(value="home"),
+               ListAnswer(items=[TextAnswer(value="a"), TextAnswer(value="b")]), RecordsAnswer(columns=["a", "b"], rows=[[1, "x"], [2, "y"]])]
+    return [Task(task_id="T", pair_id="P", question="q?", condition="clean", scope="patient", intent="billing",
+                 program="p", params={}, split="test", track="in_domain",
+                 reference=Reference(sql="SELECT 1", answer=a, answer_policy=AnswerPolicy())) for a in answers]
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                     max_leaves=12)
+_TEXT = st.text(alphabet=st.sampled_from(list("0123456789 ,.-:;|[](){}<>`*#_/\n\tabcdefghijklmnopqrstuvwxyzNULstep%µ°")),
+                max_size=200)
+_WRAPS = [lambda t: t, lambda t: f"<answer>{t}</answer><reasoning>[step 1]</reasoning>", lambda t: f"Answer: {t}\nReasoning: x",
+          lambda t: f"```json\n{t}\n```", lambda t: f"**Answer:** {t}"]
+
+
+@pytest.mark.slow
+@settings(max_examples=10_000, deadline=None)
+@given(st.one_of(_TEXT, _JSON.map(lambda v: __import__("json").dumps({"answer": v, "reasoning": "r"}))),
+       st.integers(0, len(_WRAPS) - 1), st.integers(0, 5))
+def test_fuzz_verify_never_verifier_error(body: str, wrap: int, which: int) -> None:
+    """Arbitrary text and JSON answers on every Clean answer type: a verdict, never VERIFIER_ERROR."""
+    task = _CLEAN_TASKS[which]
+    traj = Trajectory(trajectory_id="t", task_id="T", final_response=_WRAPS[wrap](body))
+    v = verify(traj, task)
+    assert ReasonCode.VERIFIER_ERROR not in v.reasons, v.details
+
+
+_CLEAN_TASKS = _clean_tasks()
