@@ -5,7 +5,9 @@ below, responses are built at several sizes and scored against real tasks of the
 (Clean count, Clean records and Noise population tasks taken from the committed episode corpus,
 ``fixtures/episodes/synthetic``); the baseline is the same task scored with an ordinary response, in
 the same run. It prints, per kind, the slowest verify() in milliseconds, its ratio to the baseline, and
-the reason codes (``VERIFIER_ERROR`` must never appear).
+the reason codes (``VERIFIER_ERROR`` must never appear); then the same at the caps: the largest
+response of that kind that ``VerifyConfig.limits`` still verifies (found by bisection on its size;
+beyond it the verdict is ``INPUT_TOO_LARGE``), slowest of 3 runs.
 
 Kinds: a JSON answer nested deeply; unclosed code fences; a 10 MB reasoning; a million numbers in a
 Clean count answer; 10^4 step citations; 10^4 answer tags.
@@ -59,6 +61,25 @@ def _time(traj: Trajectory, task: Task, config: VerifyConfig) -> tuple[float, li
     return (time.perf_counter() - t0) * 1000, [getattr(r, "value", str(r)) for r in v.reasons]
 
 
+def _bad(traj: Trajectory, task: Task, text: str) -> Trajectory:
+    return Trajectory(trajectory_id=traj.trajectory_id, task_id=task.task_id, steps=list(traj.steps), final_response=text)
+
+
+def _at_cap(make: Callable[[float], str], traj: Trajectory, task: Task, config: VerifyConfig) -> tuple[float, int, list[str]]:
+    """The slowest of 3 verify() calls on the largest response of this kind under the caps."""
+    lo, hi = 0.0, 1.0
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        if "INPUT_TOO_LARGE" in _time(_bad(traj, task, make(mid)), task, config)[1]:
+            hi = mid
+        else:
+            lo = mid
+    text = make(lo)
+    runs = [_time(_bad(traj, task, text), task, config) for _ in range(3)]
+    ms = max(r[0] for r in runs)
+    return ms, len(text), runs[0][1]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", type=Path, help="built synthetic hospital (default: build one in a temporary folder)")
@@ -88,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
                 ms, size, reasons = worst
                 print(f"{name:<22} {kind:<8} {size:>10,} {ms:>11.1f} {base_ms:>12.1f} {ms / max(base_ms, 1e-3):>8.1f}  "
                       f"{','.join(reasons) or 'success'}")
+                ms, size, reasons = _at_cap(make, traj, task, config)
+                print(f"{'  at the caps':<22} {kind:<8} {size:>10,} {ms:>11.1f} {base_ms:>12.1f} "
+                      f"{ms / max(base_ms, 1e-3):>8.1f}  {','.join(reasons) or 'success'}")
     return 0
 
 
