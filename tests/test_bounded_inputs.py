@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verifier import verify
-from verifier.contract import CountAnswer, InputLimits, ReasonCode, Step, Trajectory, nesting_depth
+from verifier.contract import (
+    CountAnswer,
+    InputLimits,
+    ReasonCode,
+    Step,
+    Trajectory,
+    nesting_depth,
+)
 from verifier.match.scan import json_fence_bodies, strip_fence
 from verifier.parse import _CITE_AT, parse
 
@@ -64,8 +71,16 @@ def test_beyond_a_cap_is_input_too_large(cap, make) -> None:
 
 
 def _clean_tasks():
-    from verifier.contract import (AnswerPolicy, DatetimeAnswer, ListAnswer, QuantityAnswer, RecordsAnswer, Reference,
-                                   Task, TextAnswer)
+    from verifier.contract import (
+        AnswerPolicy,
+        DatetimeAnswer,
+        ListAnswer,
+        QuantityAnswer,
+        RecordsAnswer,
+        Reference,
+        Task,
+        TextAnswer,
+    )
 
     answers = [CountAnswer(value=3), QuantityAnswer(value=4.1, unit="mEq/L", decimals=1),
                DatetimeAnswer(value="2180-07-23T14:00:00", precision="minute"), TextAnswer(value="home"),

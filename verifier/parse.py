@@ -49,7 +49,6 @@ import re
 from typing import Any, NamedTuple
 
 from .match.commit import is_context_number, mask_context
-from .match.scan import json_fence_bodies, strip_fence
 from .match.extract import (
     extract_boolean,
     extract_count,
@@ -60,6 +59,7 @@ from .match.extract import (
     extract_records,
     strip_markdown,
 )
+from .match.scan import json_fence_bodies, strip_fence
 
 __all__ = [
     "ParsedResponse", "parse", "is_null_answer", "extract_boolean", "extract_count", "extract_datetimes",
