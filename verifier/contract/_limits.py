@@ -63,7 +63,7 @@ class InputLimits(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    max_response_chars: int = Field(default=32_000, ge=1)
+    max_response_chars: int = Field(default=24_000, ge=1)
     max_answer_chars: int = Field(default=16_000, ge=1)
     max_scalar_answer_chars: int = Field(default=2_000, ge=1)
     max_json_depth: int = Field(default=32, ge=1, le=200)
