@@ -142,3 +142,30 @@ def test_unreachable_endpoint_is_recorded_not_fatal(demo_db: Path, clean_task) -
     finally:
         env.close()
     assert not verdict.success and "agent_error" in traj.metadata and traj.final_response == ""
+
+
+def test_an_unreachable_model_is_not_scored_and_a_rerun_retries(synth_db: Path, synth_tasks: list, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """An endpoint nobody listens on (a closed loopback port) is an outage, not a 0% model: its episodes are
+    not written (a rerun retries them) and ``ehr-verifier rollout`` exits non-zero (fresh-user QA: the
+    episodes were written empty, scored UNPARSEABLE_RESPONSE, and a rerun reported them 'already' done)."""
+    import socket
+
+    from typer.testing import CliRunner
+
+    from verifier.cli import app
+    from verifier.contract import write_jsonl
+
+    with socket.socket() as s:  # a free port, closed again: connections are refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    tasks_file, out = tmp_path / "tasks.jsonl", tmp_path / "model.jsonl"
+    write_jsonl(tasks_file, synth_tasks[:2])
+    args = ["rollout", "--agent", "openai", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m",
+            "--tasks", str(tasks_file), "--db", str(synth_db), "--out", str(out)]
+    for _ in range(2):  # the second run retries them: nothing was recorded as done
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 1, res.output
+        assert "could not be reached in 2 episodes" in " ".join(res.output.split())
+        assert not out.exists() or out.read_text() == ""

@@ -189,11 +189,16 @@ def rollout_cmd(
             )
             bar.update(job, completed=len(task_list) * k)
     console.print(f"{report.episodes} episodes run, {report.skipped} already in {out}; {report.seconds:.1f} s")
+    if report.unreachable:
+        console.print(f"error: the model endpoint could not be reached in {report.unreachable} episodes; they were "
+                      f"not written to {out}, so running the same command again retries them", style="red")
     for cond in ("clean", "noise"):
         rate = report.rate(cond)
         if rate is not None:
             reasons = ", ".join(f"{r}={n}" for r, n in report.reasons.get(cond, {}).most_common())
             console.print(f"  {cond}: {report.success[cond]}/{report.total[cond]} succeeded ({rate:.1%})" + (f"; reasons: {reasons}" if reasons else ""))
+    if report.unreachable:
+        raise typer.Exit(1)
 
 
 @app.command("make-tasks")

@@ -39,21 +39,24 @@ def run_episode(env: EHREnv, agent: Any, task: Task, *, sample: int = 0) -> tupl
     meta = {"agent": name, "sample": sample}
     obs, info = env.reset(task, trajectory_id=trajectory_id(task.task_id, sample), metadata=meta)
     agent_error = None
+    unreachable = False
     try:
         agent.reset(task, obs, info)
-    except Exception:  # noqa: BLE001 - agent failures are recorded, never fatal
-        agent_error = traceback.format_exc(limit=5)
+    except Exception as exc:  # noqa: BLE001 - agent failures are recorded, never fatal
+        agent_error, unreachable = traceback.format_exc(limit=5), model_unreachable(exc)
     while agent_error is None:
         try:
             action = agent.act(obs)
-        except Exception:  # noqa: BLE001
-            agent_error = traceback.format_exc(limit=5)
+        except Exception as exc:  # noqa: BLE001
+            agent_error, unreachable = traceback.format_exc(limit=5), model_unreachable(exc)
             break
         obs, _reward, terminated, truncated, info = env.step(action)
         if terminated or truncated:
             break
     if agent_error is not None:
         env._metadata["agent_error"] = agent_error[-2000:]  # noqa: SLF001 - recorded in the trajectory
+        if unreachable:
+            env._metadata["model_unreachable"] = True  # noqa: SLF001 - rollout does not record it
         obs, _reward, terminated, truncated, info = env.step({"kind": "submit", "text": ""})
     traj: Trajectory = info["trajectory"]
     verdict: Verdict = info["verdict"]
@@ -64,6 +67,25 @@ def run_episode(env: EHREnv, agent: Any, task: Task, *, sample: int = 0) -> tupl
             verdict = env.scorer(changed, task, env.verify_config)
         traj = changed
     return traj, verdict
+
+
+#: Exception class names (the exception or any in its chain) that mean the agent's model could not be
+#: reached (openai and httpx spell them so), as opposed to the model answering badly.
+_UNREACHABLE = frozenset({"APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout",
+                          "ReadTimeout", "RemoteProtocolError"})
+
+
+def model_unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) says the model endpoint was unreachable:
+    a ``ConnectionError``/``TimeoutError`` or one of the openai/httpx connection errors."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, (ConnectionError, TimeoutError)) or type(e).__name__ in _UNREACHABLE:
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 
 
 @dataclass
@@ -77,9 +99,12 @@ class RolloutReport:
         total: episodes run now, by condition.
         reasons: reason-code counts among the episodes run now, by condition.
         failures: ``(trajectory_id, condition, reasons)`` of failed episodes.
+        unreachable: episodes whose agent could not reach its model (not written, so that a
+            rerun retries them; an outage must not become a 0% score).
         seconds: wall time.
     """
 
+    unreachable: int = 0
     episodes: int = 0
     skipped: int = 0
     success: Counter = field(default_factory=Counter)
@@ -180,6 +205,9 @@ def rollout(
     with JsonlAppender(out) as tlog:
 
         def record(traj_json: str, verdict: Verdict) -> None:
+            if '"model_unreachable":true' in traj_json.replace(" ", ""):
+                report.unreachable += 1
+                return
             tlog.append_text(traj_json)
             if vlog is not None:
                 vlog.append(verdict)
