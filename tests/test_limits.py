@@ -169,7 +169,7 @@ def test_slow_legal_queries_exceed_the_time_budget_with_their_own_reason(demo_db
     good = _oracle_steps(task, demo_db)
     ok = verify(Trajectory(trajectory_id="ok", task_id=task.task_id, steps=good, final_response=_response(task)), task, cfg)
     assert ok.success, ok.reasons
-    steps = good + _slow_steps(2, 12, 5000)
+    steps = good + _slow_steps(2, 12, 20000)
     traj = Trajectory(trajectory_id="slow", task_id=task.task_id, steps=steps, final_response=_response(task, "the first query"))
     v = verify(traj, task, cfg.model_copy(update={"evidence_time_budget_s": 0.5}))
     assert ReasonCode.EVIDENCE_BUDGET_EXCEEDED in v.reasons, v.details["evidence"]
@@ -207,7 +207,7 @@ def test_batch_charges_the_budget_to_its_trajectory(demo_db: Path, demo_tasks: l
     cfg = VerifyConfig(query_time_limit_s=1.0, evidence_time_budget_s=0.5)
     honest = [Trajectory(trajectory_id=f"h{i}", task_id=t.task_id, steps=_oracle_steps(t, demo_db),
                          final_response=_response(t)) for i, t in enumerate(noise)]
-    slow = [Trajectory(trajectory_id=f"s{i}", task_id=t.task_id, steps=_oracle_steps(t, demo_db) + _slow_steps(2, 8, 5000 + 7 * i),
+    slow = [Trajectory(trajectory_id=f"s{i}", task_id=t.task_id, steps=_oracle_steps(t, demo_db) + _slow_steps(2, 8, 20000 + 7 * i),
                        final_response=_response(t, "the first query")) for i, t in enumerate(noise[:2])]
     batch = honest[:3] + slow[:1] + honest[3:] + slow[1:]
     out = list(verify_batch([t.model_dump(mode="json") for t in batch], noise, demo_db, workers=2, config=cfg, item_time_limit_s=60))
