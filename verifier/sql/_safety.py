@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Any, Callable
 
 import sqlglot
 from sqlglot import exp
@@ -277,12 +277,33 @@ def parse_checked(sql: str, dialect: str = "duckdb", *, tokens: list[Any] | None
     if show_table and show_table.group(1).upper() not in _SHOW_OK:
         text = f"DESCRIBE {show_table.group(1)}"
         return text, sqlglot.parse_one(text, read="duckdb")
+    if tokens is None:
+        root = checked_statement(sql, dialect, lambda: sqlglot.parse(sql, read=dialect))
+    else:  # what sqlglot.parse does after tokenizing (Dialect.parse)
+        root = checked_statement(sql, dialect, lambda: Dialect.get_or_raise(dialect).parser().parse(tokens, sql))
     try:
-        if tokens is None:
-            parsed = sqlglot.parse(sql, read=dialect)
-        else:  # what sqlglot.parse does after tokenizing (Dialect.parse)
-            parsed = Dialect.get_or_raise(dialect).parser().parse(tokens, sql)
-        statements = [s for s in parsed if s is not None]
+        return root.sql(dialect="duckdb"), root
+    except Exception as exc:  # generator gap for an exotic construct
+        raise UnsafeQueryError(sql, f"cannot be rendered as DuckDB SQL: {type(exc).__name__}: {exc}") from None
+
+
+def checked_statement(sql: str, dialect: str, parse: Callable[[], list[Any]]) -> exp.Expression:
+    """Parse ``sql`` with ``parse()`` (sqlglot statements, ``None`` for empty ones) and check that it is
+    exactly one statement on the read-only allowlist (the root, then every node of the tree).
+
+    Args:
+        sql: the query text (for error messages).
+        dialect: the dialect name the text is written in (for error messages).
+        parse: returns sqlglot's statement list (``sqlglot.parse``, or a dialect's own parser).
+
+    Returns:
+        The checked tree of the one statement.
+
+    Raises:
+        UnsafeQueryError: not parseable, empty, several statements, or not a read.
+    """
+    try:
+        statements = [s for s in parse() if s is not None]
     except (ParseError, TokenError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UnsafeQueryError(sql, f"not parseable as {dialect} SQL: {first}") from None
@@ -295,10 +316,7 @@ def parse_checked(sql: str, dialect: str = "duckdb", *, tokens: list[Any] | None
     root = statements[0]
     _check_root(sql, root)
     _walk_checks(sql, root)
-    try:
-        return root.sql(dialect="duckdb"), root
-    except Exception as exc:  # generator gap for an exotic construct
-        raise UnsafeQueryError(sql, f"cannot be rendered as DuckDB SQL: {type(exc).__name__}: {exc}") from None
+    return root
 
 
 def check_read_only(sql: str, dialect: str = "duckdb") -> str:

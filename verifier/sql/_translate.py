@@ -43,11 +43,10 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 from sqlglot.dialects.sqlite import SQLite
-from sqlglot.errors import ParseError, TokenError
 
 from ..contract import InputError, UnsafeQueryError
 from ._dialects import POSTGRES_NOW_FUNCTIONS, POSTGRES_UNSUPPORTED_FUNCTIONS
-from ._safety import DIALECTS, MAX_QUERY_CHARS, _check_root, _walk_checks, parse_checked
+from ._safety import DIALECTS, MAX_QUERY_CHARS, checked_statement, parse_checked
 from ._sqlite_passes import sqlite_passes
 from ._sqlite_time import TIME_FUNCTIONS, now_expr
 from ._sqltypes import Schema, cast, fail, is_int, post_order, qualified, refuse_functions
@@ -68,21 +67,7 @@ def _parse_source(sql: str, dialect: str) -> exp.Expression:
     if len(sql) > MAX_QUERY_CHARS:
         raise UnsafeQueryError(sql[:200], f"query is {len(sql)} characters long; at most {MAX_QUERY_CHARS} are accepted")
     read = _SQLiteSource if dialect == "sqlite" else Postgres
-    try:
-        statements = [s for s in sqlglot.parse(sql, read=read) if s is not None]
-    except (ParseError, TokenError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UnsafeQueryError(sql, f"not parseable as {dialect} SQL: {first}") from None
-    except Exception as exc:  # noqa: BLE001 - sqlglot internals on odd input
-        raise UnsafeQueryError(sql, f"not parseable as {dialect} SQL: {type(exc).__name__}: {exc}") from None
-    if not statements:
-        raise UnsafeQueryError(sql, "empty query")
-    if len(statements) > 1:
-        raise UnsafeQueryError(sql, f"{len(statements)} statements; exactly one is allowed")
-    root = statements[0]
-    _check_root(sql, root)
-    _walk_checks(sql, root)
-    return root
+    return checked_statement(sql, dialect, lambda: sqlglot.parse(sql, read=read))
 
 
 # ---------------------------------------------------------------- schema
