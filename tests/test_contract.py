@@ -17,7 +17,7 @@ from verifier import (
     validate,
 )
 from verifier.cli import app
-from verifier.contract import load_tasks, write_jsonl
+from verifier.contract import MISSING, load_tasks, write_jsonl
 
 CLEAN = {
     "task_id": "t1",
@@ -163,3 +163,24 @@ def test_chat_adapter_errors_name_the_message(mutate, field):
     with pytest.raises(InputError) as info:
         from_chat_messages(msgs, trajectory_id="r1", task_id="t1")
     assert info.value.field == field
+
+
+@pytest.mark.parametrize(
+    "model, data, field",
+    [
+        (Trajectory, {"task_id": "t1", "steps": [], "final_response": "x" * 500}, "Trajectory.trajectory_id"),
+        (Trajectory, {"trajectory_id": "r1", "task_id": "t1", "final_response": "Answer: 1",
+                      "steps": [{"index": 1, "kind": "sql", "output": "big " * 100}]}, "Trajectory.steps[0].code"),
+        (Task, {"task_id": "t1", "condition": "clean", "question": "q " * 200}, "Task.pair_id"),
+    ],
+)
+def test_missing_field_names_the_field_not_its_parent(model, data, field):
+    """A required field that is absent is reported as ``<missing>`` (pydantic's "input" is the parent object,
+    which used to be printed as the field's value: a wall of unrelated text for a missing id)."""
+    with pytest.raises(InputError) as info:
+        validate(model, data)
+    err = info.value
+    assert err.field == field
+    assert err.value is MISSING
+    assert str(err) == f"{field}=<missing>: required field is missing"
+    assert pickle.loads(pickle.dumps(err.value)) is MISSING

@@ -19,6 +19,7 @@ from ._answers import (
 from ._chat import from_chat_messages
 from ._config import DisplayConfig, JudgeConfig, VerifyConfig
 from ._errors import (
+    MISSING,
     InputError,
     RulesError,
     SandboxUnavailable,
@@ -55,7 +56,7 @@ from ._version import __version__
 
 __all__ = [
     "Answer", "AnswerPolicy", "AuditEntry", "BooleanAnswer", "CountAnswer", "DatetimeAnswer", "Dialect", "DisplayConfig",
-    "InputError", "InputLimits", "Intent", "JudgeConfig", "ListAnswer", "MAX_QUERY_CHARS", "NoiseType",
+    "InputError", "InputLimits", "Intent", "JudgeConfig", "ListAnswer", "MAX_QUERY_CHARS", "MISSING", "NoiseType",
     "NumberAnswer", "QuantityAnswer", "ReasonCode", "RecordsAnswer", "Reference", "RulesError",
     "SandboxUnavailable", "Scope", "SourceDataError", "Step", "Task", "TextAnswer", "Trajectory", "UnitError",
     "UnmetRequirement", "UnsafeQueryError", "Verdict", "VerifierError", "VerifyConfig", "WitnessTable",

@@ -15,12 +15,28 @@ class VerifierError(Exception):
     """Base class of every error this package raises on purpose."""
 
 
+class _Missing:
+    """The value of a required field that is absent (``repr`` is ``<missing>``)."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+
+#: ``InputError.value`` of a required field that is absent from its object.
+MISSING: Any = _Missing()
+
+
 class InputError(VerifierError, ValueError):
     """An input object or record is invalid.
 
     Args:
         field: dotted path of the offending field (e.g. ``"steps[2].kind"``).
-        value: the offending value (shown truncated to 200 characters).
+        value: the offending value (shown truncated to 200 characters), or
+            ``MISSING`` when a required field is absent (shown ``<missing>``,
+            never the parent object it is missing from).
         message: what is wrong and what was expected.
     """
 

@@ -13,7 +13,7 @@ from typing import Any, Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ._errors import InputError
+from ._errors import MISSING, InputError
 from ._task import Task
 from ._trajectory import Trajectory
 from ._verdict import Verdict
@@ -58,6 +58,9 @@ def validate(model: type[M], data: Any, *, where: str = "") -> M:
         field = where + model.__name__ + "." + _loc(tuple(err.get("loc", ())))
         if err.get("type") == "json_invalid":
             raise InputError(where + model.__name__, str(data)[:200], f"invalid JSON: {err.get('msg')}") from exc
+        if err.get("type") == "missing":
+            # pydantic's "input" of a missing field is the parent object: name the field, not the parent
+            raise InputError(field, MISSING, "required field is missing") from exc
         raise InputError(field, err.get("input"), err.get("msg", "invalid")) from exc
 
 
