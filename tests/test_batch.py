@@ -304,7 +304,11 @@ def test_score_command_writes_verdicts_summary_report(corrupted_file: Path, samp
     out = tmp_path / "run"
     res = CliRunner().invoke(app, ["score", "--tasks", str(tasks_file), "--trajectories", str(corrupted_file),
                                    "--db", str(demo_db), "--out", str(out), "--workers", "2", "--title", "ref agents"])
-    assert res.exit_code == 0, res.output
+    # every line has its record and the report is written, but lines that could not be scored make the run
+    # exit 1 with a message naming them (it used to exit 0, so a script chaining `score` took it for clean)
+    assert res.exit_code == 1, res.output
+    text = " ".join(res.output.split())
+    assert f"error: {len(CORRUPTED)} of {N_LINES} input lines could not be scored" in text, res.output
     assert (out / "verdicts.jsonl").read_bytes() == scored["w2"]
     summary = json.loads((out / "summary.json").read_text())
     for key in ("by_noise_type", "by_scope", "by_intent", "by_track", "pass_at_k", "pass_hat_k", "rs"):

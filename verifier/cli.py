@@ -284,7 +284,10 @@ def score_cmd(
     item_time_limit: float = typer.Option(120.0, "--item-time-limit", help="Seconds per trajectory before a TIMEOUT verdict."),
     title: str = typer.Option("", "--title", help="Title of the report (e.g. the agent's name)."),
 ) -> None:
-    """Score trajectories: DIR/verdicts.jsonl (one line per input line), DIR/summary.json, DIR/report.png."""
+    """Score trajectories: DIR/verdicts.jsonl (one line per input line), DIR/summary.json, DIR/report.png.
+
+    Exits 1 when any input line could not be scored (its error record is still written), 2 on bad arguments.
+    """
     import json
 
     from rich.progress import (
@@ -325,6 +328,13 @@ def score_cmd(
         plot_report(summary, out / "report.png", title=title or trajectories.name)
     print_report(summary, console, title=title)
     console.print(f"wrote {out / 'verdicts.jsonl'}, {out / 'summary.json'}, {out / 'report.png'}")
+    if summary["n_errors"]:
+        # every input line has its record, but a scoring run with error records is not a clean run:
+        # a script chaining `score` must not mistake it for one (exit 1, as `rollout` does on failed episodes)
+        by_type = ", ".join(f"{k} {v}" for k, v in summary["errors_by_type"].items())
+        err_console.print(f"error: {summary['n_errors']} of {summary['n_records']} input lines could not be "
+                          f"scored ({by_type}); their error records are in {out / 'verdicts.jsonl'}")
+        raise typer.Exit(1)
 
 
 @app.command("export")
