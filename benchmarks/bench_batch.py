@@ -282,6 +282,11 @@ def main() -> None:
     ap.add_argument("--growth", default="1,4,16")
     ap.add_argument("--growth-tasks", type=int, default=32)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--dump-verdicts", metavar="FILE",
+                    help="write the benchmark batch's verdicts (2 workers), one JSON line each in batch order, "
+                         "to compare byte for byte before and after a change")
+    ap.add_argument("--no-breakdown", action="store_true", help="skip the per-stage CPU breakdown (a profiled serial pass)")
+    ap.add_argument("--skip-growth", action="store_true", help="skip (b), the replicated databases")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench_batch_") as tmpdir:
@@ -318,8 +323,17 @@ def main() -> None:
         verdicts = [json.loads(l) for l in outputs[2]]
         ok = sum(1 for v in verdicts if v.get("success"))
         print(f"  identical output for 1 and 2 workers; {ok}/{len(verdicts)} successes")
+        if args.dump_verdicts:
+            Path(args.dump_verdicts).write_text("".join(l + "\n" for l in outputs[2]), encoding="utf-8")
+            print(f"  verdicts written to {args.dump_verdicts}")
+        if not args.no_breakdown:
+            from stage_breakdown import breakdown, print_breakdown
+
+            print_breakdown(breakdown(lines, warm, tasks, db), len(lines))
         print(f"  targets: >= 10x naive -> {rates[2] / naive_rate:.1f}x; >= 500 traj/s with 2 workers -> {rates[2]:.0f}")
 
+        if args.skip_growth:
+            return
         print(f"(b) growth: {args.growth_tasks} tasks x 8 trajectories against the demo replicated in patients")
         g_tasks = _pick(tasks, args.growth_tasks, args.seed + 2)
         base_rate = None
