@@ -235,6 +235,19 @@ def _labels(con: Any, db_key: str, tables: dict[str, set[str]], table: str, col:
     return _cached(("labels", db_key, table, col), compute)
 
 
+def _candidate_words(con: Any, db_key: str, tables: dict[str, set[str]], table: str, col: str) -> list[tuple[Any, frozenset[str]]]:
+    """``[(value, content words of the value and its labels)]`` for the first ``MAX_CANDIDATES + 1``
+    distinct values of ``table.col`` (in order): the candidates of a population decoy, read and
+    worded once per process and file (every task naming a value of the column shares them)."""
+    def compute() -> list[tuple[Any, frozenset[str]]]:
+        values = [r[0] for r in con.execute(
+            f"SELECT DISTINCT {_q(col)} FROM {_q(table)} WHERE {_q(col)} IS NOT NULL "
+            f"ORDER BY 1 LIMIT {MAX_CANDIDATES + 1}").fetchall()]
+        labels = _labels(con, db_key, tables, table, col)
+        return [(c, _content_words(f"{c} {labels.get(str(c), '')}")) for c in values]
+    return _cached(("candidate_words", db_key, table, col), compute)
+
+
 def _relabel(con: Any, db_key: str, tables: dict[str, set[str]], table: str, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """``new`` with its label columns (``LABEL_COLUMNS`` of ``table``) set to those of a base row
     holding the replaced values (all of them, else one), so the decoy row names the other code by
@@ -335,12 +348,8 @@ def _population_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witn
                 if (k in mapping or v is None or isinstance(v, bool) or str(v) not in named or col in skip
                         or col not in tables.get(table, set())):
                     continue
-                values = _cached(("values", db_key, table, col), lambda: [r[0] for r in con.execute(
-                    f"SELECT DISTINCT {_q(col)} FROM {_q(table)} WHERE {_q(col)} IS NOT NULL "
-                    f"ORDER BY 1 LIMIT {MAX_CANDIDATES + 1}").fetchall()])
-                labels = _labels(con, db_key, tables, table, col)
-                candidates = [c for c in values if str(c) != str(v)
-                              and not _content_words(f"{c} {labels.get(str(c), '')}") & question_words][:MAX_CANDIDATES]
+                candidates = [c for c, words in _candidate_words(con, db_key, tables, table, col)
+                              if str(c) != str(v) and not words & question_words][:MAX_CANDIDATES]
                 if candidates:
                     new = _pick(candidates, f"{seed}|{table}|{col}|{v}")
                     mapping[k] = new if isinstance(new, (str, int, float)) else str(new)

@@ -145,21 +145,68 @@ def _digest_sized(literal: exp.Expression, v: float) -> bool:
 def opaque_comparison(tree: exp.Expression, earlier: set[float], given: set[float]) -> str | None:
     """A comparison of (or arithmetic on) an aggregate or scalar subquery with a fingerprint-sized
     number read in an earlier step's output (``earlier``) and not given by the task (``given``),
-    or ``None``."""
+    or ``None``. The tree's candidate comparisons are found once per tree (``_candidates``);
+    each call only checks their numbers against ``earlier`` and ``given``."""
+    for v, why in _candidates(tree):
+        if v not in given and v in earlier:
+            return why
+    return None
+
+
+def _candidates(tree: exp.Expression) -> tuple[tuple[float, str], ...]:
+    """``(number, why)`` for each side of a comparison (or arithmetic) in ``tree`` that is a
+    fingerprint-sized literal number facing an aggregate or scalar subquery, in the order
+    ``opaque_comparison`` tries them (tree order, left side first). Memoised per tree object
+    (analysed trees are cached and shared by the samples of a task; the memo holds the tree,
+    so its identity cannot be reused; bounded)."""
+    found = _CANDIDATES.get(id(tree))
+    if found is not None and found[0] is tree:
+        return found[1]
+    out = []
     for cmp in tree.find_all(*_COMPARISONS):
         for side, other in ((cmp.left, cmp.right), (cmp.right, cmp.left)):
             v = _literal_number(side)
-            if v is None or v in given or v not in earlier or not _digest_sized(side, v):
+            if v is None or not _digest_sized(side, v):
                 continue
             if other.find(exp.AggFunc) is not None or other.find(exp.Subquery) is not None or isinstance(other, exp.Subquery):
-                return (f"compares {other.sql(dialect='duckdb')[:50]} with {side.sql(dialect='duckdb')}, a constant read in an "
-                        "earlier output: a change of the comparison is not an observation of the requirement")
-    return None
+                out.append((v, f"compares {other.sql(dialect='duckdb')[:50]} with {side.sql(dialect='duckdb')}, a constant read in an "
+                               "earlier output: a change of the comparison is not an observation of the requirement"))
+    if len(_CANDIDATES) >= _MEMO_ENTRIES:
+        _CANDIDATES.clear()
+    _CANDIDATES[id(tree)] = (tree, tuple(out))
+    return tuple(out)
+
+
+#: Entries of the per-tree and per-text memos (cleared when full).
+_MEMO_ENTRIES = 4096
+_CANDIDATES: dict[int, tuple[exp.Expression, tuple[tuple[float, str], ...]]] = {}
 
 
 def earlier_numbers(trajectory: Trajectory, step: int) -> set[float]:
     """Numbers the agent read in the outputs of the steps before ``step`` (1-based)."""
-    return numbers_in(s.output or "" for s in trajectory.steps[: max(0, step - 1)])
+    out: set[float] = set()
+    for s in trajectory.steps[: max(0, step - 1)]:
+        out |= _output_numbers(s.output or "")
+    return out
+
+
+def _output_numbers(text: str) -> frozenset[float]:
+    """``numbers_in([text])``, memoised per text up to ``_MEMO_TEXT_CHARS`` characters (the samples
+    of a GRPO group record the same outputs of the same queries; bounded)."""
+    if len(text) > _MEMO_TEXT_CHARS:
+        return frozenset(numbers_in([text]))
+    found = _NUMBERS.get(text)
+    if found is None:
+        found = frozenset(numbers_in([text]))
+        if len(_NUMBERS) >= _MEMO_ENTRIES:
+            _NUMBERS.clear()
+        _NUMBERS[text] = found
+    return found
+
+
+#: Longest output text whose numbers are memoised (longer ones are read each time).
+_MEMO_TEXT_CHARS = 16_384
+_NUMBERS: dict[str, frozenset[float]] = {}
 
 
 def given_numbers(task: Task) -> set[float]:
