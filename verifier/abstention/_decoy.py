@@ -217,21 +217,29 @@ def _content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in _GENERIC)
 
 
-def _labels(con: Any, db_key: str, tables: dict[str, set[str]], table: str, col: str) -> dict[str, str]:
-    """``{value as text: its labels}`` for ``table.col``: label columns of ``table`` and of
-    every other table holding a column ``col`` (cached per file)."""
+def _labels(con: Any, db_key: str, tables: dict[str, set[str]], table: str, col: str, values: Sequence[str]) -> dict[str, str]:
+    """``{value as text: its labels}`` for the values ``values`` (text, as ``str`` gives them) of
+    ``table.col``: label columns of ``table`` and of every other table holding a column ``col``
+    (cached per file). Only rows whose ``col`` reads as one of ``values`` are grouped (the
+    candidates of a decoy, ``_candidate_words``), not every row of every such table: the same
+    labels for those values, without a whole-table DISTINCT per table (issue 15)."""
     def compute() -> dict[str, str]:
-        parts = []
+        if not values:
+            return {}
+        marks = ", ".join("?" for _ in values)
+        parts, params = [], []
         for t, cols in sorted(tables.items()):
             labs = sorted(c for c in cols if c in LABEL_COLUMNS and c != col)
             if col in cols and labs and (t == table or not col.endswith("time")):
                 parts.append(f"SELECT CAST({_q(col)} AS VARCHAR) AS v, concat_ws(' ', {', '.join(_q(c) for c in labs)}) AS l "
-                             f"FROM (SELECT DISTINCT {_q(col)}, {', '.join(_q(c) for c in labs)} FROM {_q(t)}) x")
+                             f"FROM (SELECT DISTINCT {_q(col)}, {', '.join(_q(c) for c in labs)} FROM {_q(t)} "
+                             f"WHERE CAST({_q(col)} AS VARCHAR) IN ({marks})) x")
+                params += list(values)
         if not parts:
             return {}
         # a value with many labels (a type, a category) is not named by them
         return dict(con.execute(f"SELECT v, string_agg(DISTINCT l, ' ') FROM ({' UNION ALL '.join(parts)}) u "
-                                f"WHERE v IS NOT NULL GROUP BY v HAVING count(DISTINCT l) <= {_MAX_LABELS}").fetchall())
+                                f"WHERE v IS NOT NULL GROUP BY v HAVING count(DISTINCT l) <= {_MAX_LABELS}", params).fetchall())
     return _cached(("labels", db_key, table, col), compute)
 
 
@@ -243,7 +251,7 @@ def _candidate_words(con: Any, db_key: str, tables: dict[str, set[str]], table: 
         values = [r[0] for r in con.execute(
             f"SELECT DISTINCT {_q(col)} FROM {_q(table)} WHERE {_q(col)} IS NOT NULL "
             f"ORDER BY 1 LIMIT {MAX_CANDIDATES + 1}").fetchall()]
-        labels = _labels(con, db_key, tables, table, col)
+        labels = _labels(con, db_key, tables, table, col, [str(c) for c in values])
         return [(c, _content_words(f"{c} {labels.get(str(c), '')}")) for c in values]
     return _cached(("candidate_words", db_key, table, col), compute)
 
