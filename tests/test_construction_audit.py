@@ -226,8 +226,11 @@ def test_window_edge_makes_clean_explicit(db_copy):
 
 # --- comment-only values --------------------------------------------------------------------
 
-@pytest.mark.parametrize(("comment", "dropped"), [("<20", True), ("hemolysed, not reported", False)])
-def test_comment_only_value(db_copy, comment, dropped):
+@pytest.mark.parametrize(("comment", "stated"), [("<20", True), ("TR.", True), ("NEG.", True), ("hemolysed, not reported", False)])
+def test_comment_only_value(db_copy, comment, stated):
+    """A twin whose last result is written only as text (a censored number, a qualitative grade) is
+    answerable for a reader unless the question says it asks for the numeric value field: the
+    sentence is added to both twins (``settles_twin``); text that is no result changes nothing."""
     # the last result of one item in an admission has no numeric value; its comment may hold one
     adm, pat, item = _rows(db_copy, """
         SELECT l.admissionid, l.patientid, l.itemid FROM lab_events l
@@ -242,11 +245,15 @@ def test_comment_only_value(db_copy, comment, dropped):
            f"'{comment}' AS comments FROM lab_events WHERE admissionid = {adm}")
     pick = lambda row: row["admissionid"] == adm and row["twin_itemid"] == item  # noqa: E731
     got = _check(db_copy, "lab_last_value_missing", pick)
-    if dropped:
-        assert got == "relaxation_comment"
-        assert isinstance(_check(db_copy, "lab_last_value_missing", pick, relax=False), Pair)
+    assert isinstance(got, Pair)
+    sentence = "not a numeric value"
+    if stated:
+        assert sentence in got.noise.question and sentence in got.clean.question
+        assert [a.outcome for a in got.noise.reference.audit if a.kind == "comment"] == ["explicit"]
+        old = _check(db_copy, "lab_last_value_missing", pick, relax=False)
+        assert isinstance(old, Pair) and sentence not in old.noise.question
     else:
-        assert isinstance(got, Pair)
+        assert sentence not in got.noise.question
         assert [a.outcome for a in got.noise.reference.audit if a.kind == "comment"] == ["same"]
 
 
@@ -261,8 +268,10 @@ def test_relaxations_are_validated():
         parse_relax({"kind": "status", "group": "nope"}, "x", ("a",))
     with pytest.raises(RulesError, match="reference"):
         parse_relax({"kind": "window"}, "x", ("a",))
+    with pytest.raises(RulesError, match="explicit"):
+        parse_relax({"kind": "absent", "reference": "SELECT 1"}, "x", ("a",))
     kinds = {r.kind for p in load_programs() for r in p.relax}
-    assert kinds == {"name", "status", "source", "unlinked", "window", "comment"}
+    assert kinds == {"name", "status", "source", "unlinked", "window", "comment", "absent"}
 
 
 def test_audit_counted_in_report(db_copy):

@@ -5,7 +5,10 @@ reader applying it would run it:
 
 - the Noise twin must stay unanswerable under every relaxation, else the pair is
   rejected as ``relaxation_<kind>`` (a twin is never "made explicit": an agent that
-  reads the question the other way would find an answer in the database);
+  reads the question the other way would find an answer in the database), except
+  when the relaxation ``settles_twin`` (``absent``: "no event read as zero"; a
+  comment-only value on a "no numeric value" twin): then its sentence, added to both
+  twins, states the reading and the twin's unmet requirement becomes the rule;
 - the Clean answer must be the same under the relaxation; when it differs, the
   question is made explicit with the relaxation's ``explicit`` sentence (added to
   both twins, so they still differ in one condition only), or, without one, the
@@ -112,7 +115,8 @@ class Auditor:
         for r in self.spec.relax:
             try:
                 tsql, tdetail = relaxed_sql(r, twin_ctx, twin_sql, names, where)
-                if tsql is not None and self._answer(tsql) is not None:
+                twin_answerable = tsql is not None and self._answer(tsql) is not None
+                if twin_answerable and not r.settles_twin:
                     res.counts[f"{r.kind}|twin_answerable"] += 1
                     res.reject = f"relaxation_{r.kind}"
                     return res
@@ -122,7 +126,7 @@ class Auditor:
                 res.counts[f"{r.kind}|sql_failed"] += 1
                 res.reject = f"relaxation_{r.kind}"
                 return res
-            if relaxed == answer:
+            if relaxed == answer and not twin_answerable:
                 outcome = "same" if (csql or tsql) else "not_applicable"
             elif r.explicit:
                 outcome = "explicit"
