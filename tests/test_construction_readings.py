@@ -1,0 +1,198 @@
+"""The readings blind reviewers found in real pairs (issue 12, second review), on the synthetic hospital.
+
+Each failure kind is planted into a COPY of the built synthetic database and the test
+shows that construction now drops the affected twin (``relaxation_<kind>``), states the
+reading the reference computes in the question, or drops an answer that is not one,
+where the old construction (the program without its relaxations) kept the pair as it was:
+
+- results drawn in the emergency department with no admission id, inside the encounter,
+  in population questions (counts over admissions);
+- results recorded only as text: a censored number ('>=1.035'), a qualitative grade ('TR.');
+- an organism reported as 'POSITIVE' on a test for it;
+- no output charted read as 0 mL of output;
+- a dose recorded without its unit (sliding-scale insulin '0');
+- ED length of stay from the transfers instead of the admission's ED times;
+- direct admissions into a unit ('admit') against transfers into it;
+- length of stay truncated to whole hours; a tie for "the most frequent" value;
+- an ICU item named with a hyphenated suffix ('Acetaminophen-IV').
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_construction_audit import _check, _first_pair, _plant, _rows, _same_params, db_copy  # noqa: F401 - shared fixture
+
+from verifier.construction.engine import Pair
+
+LINKED = "linked to an admission by its admission id"
+
+
+def _lab_row(lab_id: int, patientid: int, admissionid: str, itemid: int, when: str, value: str, numeric: str, unit: str, comments: str = "NULL") -> str:
+    return (f"INSERT INTO lab_events BY NAME SELECT {lab_id} AS lab_event_id, {patientid} AS patientid, {admissionid} AS admissionid, "
+            f"{itemid} AS itemid, {when} AS chart_time, {value} AS value, {numeric} AS value_numeric, {unit} AS value_unit, "
+            f"{comments} AS comments")
+
+
+def _admissions_without(db: Path, itemid: int, threshold: float, n: int) -> list[tuple]:
+    """Admissions with no linked result of ``itemid`` above ``threshold``: (admissionid, patientid, admission_time)."""
+    return _rows(db, f"""SELECT admissionid, patientid, admission_time FROM admissions WHERE admissionid NOT IN (
+        SELECT admissionid FROM lab_events WHERE itemid = {itemid} AND value_numeric > {threshold} AND admissionid IS NOT NULL)
+        ORDER BY admissionid LIMIT {n}""")
+
+
+# --- results drawn in the ED, without an admission id, in population counts ------------------
+
+def test_unlinked_ed_result_makes_population_clean_explicit(db_copy):
+    pair = _first_pair(db_copy, "lab_admissions_above_threshold")
+    p = pair.clean.params
+    [(adm, pat, _t)] = _admissions_without(db_copy, p["itemid"], p["threshold"], 1)
+    _plant(db_copy,
+           f"UPDATE admissions SET ed_registration_time = admission_time - INTERVAL 6 HOUR WHERE admissionid = {adm}",
+           _lab_row(99100001, pat, "NULL", p["itemid"], f"(SELECT admission_time - INTERVAL 2 HOUR FROM admissions WHERE admissionid = {adm})",
+                    f"'{p['threshold'] + 1}'", str(p["threshold"] + 1), "'x'"))
+    got = _check(db_copy, "lab_admissions_above_threshold", _same_params(pair))
+    assert isinstance(got, Pair)
+    assert LINKED in got.clean.question and LINKED in got.noise.question
+    assert got.clean.reference.answer == pair.clean.reference.answer  # the reference still counts linked results
+    old = _check(db_copy, "lab_admissions_above_threshold", _same_params(pair), relax=False)
+    assert LINKED not in old.clean.question
+
+
+def test_unlinked_ed_results_drop_population_twin(db_copy):
+    pair = _first_pair(db_copy, "lab_admissions_above_threshold")
+    t = pair.noise.params
+    plants = []
+    for k, (adm, pat, _t) in enumerate(_admissions_without(db_copy, t["itemid"], t["threshold"], 5)):
+        plants += [f"UPDATE admissions SET ed_registration_time = admission_time - INTERVAL 6 HOUR WHERE admissionid = {adm}",
+                   _lab_row(99100010 + k, pat, "NULL", t["itemid"], f"(SELECT admission_time - INTERVAL 1 HOUR FROM admissions WHERE admissionid = {adm})",
+                            f"'{t['threshold'] + 1}'", str(t["threshold"] + 1), "'x'")]
+    _plant(db_copy, *plants)
+    assert _check(db_copy, "lab_admissions_above_threshold", _same_params(pair)) == "relaxation_unlinked"
+    assert isinstance(_check(db_copy, "lab_admissions_above_threshold", _same_params(pair), relax=False), Pair)
+
+
+# --- results recorded only as text ------------------------------------------------------------
+
+def test_censored_text_result_makes_clean_explicit(db_copy):
+    pair = _first_pair(db_copy, "lab_admissions_above_threshold")
+    p = pair.clean.params
+    [(adm, pat, when)] = _admissions_without(db_copy, p["itemid"], p["threshold"], 1)
+    # a censored result above the threshold: '>=' the bound, no numeric value
+    _plant(db_copy, _lab_row(99100020, pat, str(adm), p["itemid"], f"TIMESTAMP '{when}' + INTERVAL 2 HOUR",
+                             f"'>={p['threshold'] + 0.5}'", "NULL", "NULL"))
+    got = _check(db_copy, "lab_admissions_above_threshold", _same_params(pair))
+    assert isinstance(got, Pair)
+    assert "numeric value field only" in got.clean.question and "numeric value field only" in got.noise.question
+    assert [a.outcome for a in got.clean.reference.audit if a.kind == "comment"] == ["explicit"]
+    old = _check(db_copy, "lab_admissions_above_threshold", _same_params(pair), relax=False)
+    assert "numeric value field" not in old.clean.question
+
+
+# --- an organism reported as POSITIVE on a test for it ----------------------------------------
+
+def test_positive_test_for_the_organism_makes_clean_explicit(db_copy):
+    pair = _first_pair(db_copy, "micro_organism_patients")
+    org = pair.clean.params["organism_name"]
+    species = org.split()[1].lower()
+    pats = _rows(db_copy, f"""SELECT a.patientid, min(a.admissionid), min(a.admission_time) FROM admissions a WHERE a.patientid NOT IN (
+        SELECT patientid FROM microbiology_events WHERE organism_name = '{org}') GROUP BY 1 ORDER BY 1 LIMIT 1""")
+    pat, adm, when = pats[0]
+    _plant(db_copy, f"INSERT INTO microbiology_events BY NAME SELECT 99100030 AS micro_event_id, {pat} AS patientid, {adm} AS admissionid, "
+                    f"99100030 AS micro_specimen_id, TIMESTAMP '{when}' + INTERVAL 3 HOUR AS chart_time, "
+                    f"'{species[0].upper()}. {species} PCR' AS test_name, 'POSITIVE' AS organism_name")
+    got = _check(db_copy, "micro_organism_patients", _same_params(pair))
+    assert isinstance(got, Pair)
+    assert '"POSITIVE"' in got.clean.question and '"POSITIVE"' in got.noise.question
+    assert [a.outcome for a in got.clean.reference.audit if a.kind == "source"] == ["explicit"]
+    old = _check(db_copy, "micro_organism_patients", _same_params(pair), relax=False)
+    assert '"POSITIVE"' not in old.clean.question
+
+
+# --- no output charted read as 0 mL -----------------------------------------------------------
+
+def test_absent_output_is_stated_not_zero(db_copy):
+    pair = _first_pair(db_copy, "icu_fluid_balance_window")
+    t = pair.noise.params
+    # the twin's window has input but no output: a reader taking the missing output as 0 mL answers
+    assert _rows(db_copy, f"""SELECT count(*) FROM output_events o JOIN icu_stays s USING (icuadmissionid)
+        WHERE o.icuadmissionid = {t['icuadmissionid']} AND o.chart_time < s.in_time + INTERVAL {t['hours']} HOUR""")[0][0] == 0
+    assert "not 0 mL" in pair.noise.question and "not 0 mL" in pair.clean.question
+    assert [a.outcome for a in pair.noise.reference.audit if a.kind == "absent"] == ["explicit"]
+    old = _check(db_copy, "icu_fluid_balance_window", _same_params(pair), relax=False)
+    assert isinstance(old, Pair) and "not 0 mL" not in old.noise.question
+
+
+# --- ED length of stay from the transfers ---------------------------------------------------------
+
+def test_ed_stay_from_transfers_makes_clean_explicit(db_copy):
+    pair = _first_pair(db_copy, "median_ed_hours_by_type")
+    p = pair.clean.params
+    # the ED rows of the transfers end an hour after the admission's ED out time
+    _plant(db_copy, f"""INSERT INTO transfers BY NAME SELECT patientid, admissionid, 99100040 + row_number() OVER (ORDER BY admissionid) AS transfer_id,
+        'ED' AS event_type, 'Emergency Department' AS care_unit, ed_registration_time AS in_time, ed_out_time + INTERVAL 1 HOUR AS out_time
+        FROM admissions WHERE insurance = '{p['insurance']}' AND admission_type = '{p['admission_type']}' AND ed_out_time IS NOT NULL""")
+    got = _check(db_copy, "median_ed_hours_by_type", _same_params(pair))
+    assert isinstance(got, Pair)
+    assert "ED out times of the admissions table" in got.clean.question
+    old = _check(db_copy, "median_ed_hours_by_type", _same_params(pair), relax=False)
+    assert "admissions table" not in old.clean.question
+
+
+# --- direct admissions into a unit ----------------------------------------------------------------
+
+def test_direct_admission_into_unit_makes_clean_explicit(db_copy):
+    pair = _first_pair(db_copy, "unit_patients_count")
+    unit = pair.clean.params["care_unit"]
+    _plant(db_copy, f"UPDATE transfers SET event_type = 'admit' WHERE care_unit = '{unit}' AND patientid = "
+                    f"(SELECT min(patientid) FROM transfers WHERE care_unit = '{unit}')")
+    got = _check(db_copy, "unit_patients_count", _same_params(pair))
+    assert isinstance(got, Pair)
+    assert "event type 'admit'" in got.clean.question and "event type 'admit'" in got.noise.question
+    assert got.clean.reference.answer == pair.clean.reference.answer
+
+
+# --- length of stay in exact hours -------------------------------------------------------------
+
+def test_length_of_stay_counts_minutes(db_copy):
+    pair = _first_pair(db_copy, "drg_mean_los_with_icu_stay")
+    p = pair.clean.params
+    where = (f"admissionid IN (SELECT admissionid FROM drg_codes WHERE drg_type = '{p['drg_type']}') AND admission_type = '{p['admission_type']}' "
+             "AND admissionid IN (SELECT admissionid FROM icu_stays)")
+    _plant(db_copy, f"UPDATE admissions SET discharge_time = date_trunc('hour', discharge_time) + INTERVAL 59 MINUTE, "
+                    f"admission_time = date_trunc('hour', admission_time) WHERE {where}")
+    exact = _rows(db_copy, f"SELECT avg(epoch(discharge_time - admission_time) / 86400.0) FROM admissions WHERE {where}")[0][0]
+    got = _check(db_copy, "drg_mean_los_with_icu_stay", _same_params(pair))
+    assert isinstance(got, Pair)
+    assert abs(got.clean.reference.answer.value - round(exact, 2)) < 1e-9
+
+
+# --- a tie for the most frequent value -----------------------------------------------------------
+
+def test_tied_most_frequent_location_is_not_an_answer(db_copy):
+    pair = _first_pair(db_copy, "icu_line_common_location")
+    item, top = pair.clean.params["itemid"], pair.clean.reference.answer.value
+    # another location gets as many events (and stays) as the top one: the question has no single answer
+    _plant(db_copy, f"UPDATE icu_procedure_events SET location = 'Planted Tie' WHERE itemid = {item} AND location IS NOT NULL AND location <> '{top}'",
+           f"""INSERT INTO icu_procedure_events BY NAME SELECT * REPLACE ('Planted Tie' AS location, order_id + 90000000 AS order_id,
+               icuadmissionid + 90000000 AS icuadmissionid) FROM icu_procedure_events WHERE itemid = {item} AND location = '{top}'
+               AND order_id NOT IN (SELECT order_id FROM icu_procedure_events WHERE itemid = {item} AND location = 'Planted Tie')""",
+           f"DELETE FROM icu_procedure_events WHERE itemid = {item} AND location = 'Planted Tie' AND icuadmissionid < 90000000")
+    n_top, n_tie = _rows(db_copy, f"""SELECT count(*) FILTER (WHERE location = '{top}'), count(*) FILTER (WHERE location = 'Planted Tie')
+        FROM icu_procedure_events WHERE itemid = {item}""")[0]
+    assert n_top == n_tie
+    assert _check(db_copy, "icu_line_common_location", _same_params(pair)) == "clean_unsupported"
+
+
+# --- an ICU item named with a hyphenated suffix -----------------------------------------------------
+
+def test_hyphenated_icu_item_is_another_source(db_copy):
+    pair = _first_pair(db_copy, "med_patients_administered_count")
+    t = pair.noise.params
+    _plant(db_copy,
+           f"INSERT INTO icu_items BY NAME SELECT 999002 AS itemid, '{t['medication']}-IV' AS label",
+           f"""INSERT INTO input_events BY NAME SELECT a.patientid, a.admissionid, 999002 AS itemid, a.admission_time + INTERVAL 5 HOUR AS start_time,
+               a.admission_time + INTERVAL 6 HOUR AS end_time, 1.0 AS amount FROM admissions a WHERE a.admission_type = '{t['admission_type']}'
+               QUALIFY row_number() OVER (PARTITION BY a.patientid ORDER BY a.admissionid) = 1 ORDER BY a.patientid LIMIT 5""")
+    assert _check(db_copy, "med_patients_administered_count", _same_params(pair)) == "relaxation_source"
+    assert isinstance(_check(db_copy, "med_patients_administered_count", _same_params(pair), relax=False), Pair)
