@@ -82,3 +82,17 @@ def test_bad_judgements(synth_tasks, tmp_path):
     assert res.exit_code == 2 and "nope" in res.output
     res = CliRunner().invoke(app, ["review-sample", "--tasks", str(path), "--n", "3"])
     assert res.exit_code == 2 and "--out" in res.output
+
+
+def test_sheet_shows_tied_alternatives(synth_tasks):
+    """A reviewer sees every answer the verifier accepts: the rows tied with the reference's
+    (a tie judged as 'no single answer' when the sheet showed only one of them)."""
+    from verifier.construction.review import render_sheet
+
+    tasks, _ = synth_tasks
+    pair = sample_pairs(tasks, 1, seed=3)[0]
+    assert "Also accepted" not in render_sheet(pair, 1) or pair.clean.reference.alternatives
+    ans = pair.clean.reference.answer
+    tied = pair.clean.model_copy(update={"reference": pair.clean.reference.model_copy(update={"alternatives": [ans]})})
+    sheet = render_sheet(type(pair)(clean=tied, noise=pair.noise), 1)
+    assert "Also accepted" in sheet and json.dumps(ans.model_dump(), default=str, indent=1) in sheet

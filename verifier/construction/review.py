@@ -104,6 +104,9 @@ def render_sheet(pair: SampledPair, number: int) -> str:
         "Reference SQL:", "", _block(ref.sql, "sql"), "",
         "Reference answer:", "", _block(json.dumps(ref.answer.model_dump() if ref.answer else None, default=str, indent=1), "json"), "",
     ]
+    if ref.alternatives:
+        lines += ["Also accepted (rows tied with the reference's at its ORDER BY ... LIMIT):", "",
+                  _block(json.dumps([a.model_dump() for a in ref.alternatives], default=str, indent=1), "json"), ""]
     if ref.eligible_units is not None:
         lines += [f"Eligible units: {ref.eligible_units}", ""]
     lines += [
