@@ -196,3 +196,26 @@ def test_hyphenated_icu_item_is_another_source(db_copy):
                QUALIFY row_number() OVER (PARTITION BY a.patientid ORDER BY a.admissionid) = 1 ORDER BY a.patientid LIMIT 5""")
     assert _check(db_copy, "med_patients_administered_count", _same_params(pair)) == "relaxation_source"
     assert isinstance(_check(db_copy, "med_patients_administered_count", _same_params(pair), relax=False), Pair)
+
+
+# --- a dose recorded without its unit ------------------------------------------------------------
+
+FIRSTS = """
+WITH firsts AS (
+  SELECT m.admissionid, m.medication, m.emar_id,
+         row_number() OVER (PARTITION BY m.admissionid, m.medication ORDER BY m.chart_time, m.emar_id) AS r
+  FROM medication_administrations m WHERE m.event_text = 'Administered' AND m.medication IS NOT NULL AND m.admissionid IS NOT NULL)
+SELECT f.admissionid, f.medication, f.emar_id FROM firsts f
+WHERE f.r = 1 AND f.emar_id IN (SELECT emar_id FROM medication_administration_details WHERE TRY_CAST(dose_given AS DOUBLE) IS NOT NULL AND dose_given_unit IS NOT NULL)
+  AND f.admissionid IN (SELECT admissionid FROM firsts WHERE r = 1 GROUP BY 1 HAVING count(*) >= 2)
+ORDER BY 1, 2
+"""
+
+
+def test_dose_without_unit_drops_missing_dose_twin(db_copy):
+    # a sliding-scale row: the first administration of a medication records dose 0 and no unit
+    adm, med, emar = _rows(db_copy, FIRSTS)[0]
+    _plant(db_copy, f"UPDATE medication_administration_details SET dose_given = '0', dose_given_unit = NULL WHERE emar_id = '{emar}'")
+    pick = lambda row: row["admissionid"] == adm and row["twin_medication"] == med  # noqa: E731
+    assert _check(db_copy, "med_first_dose_missing", pick) == "relaxation_comment"
+    assert isinstance(_check(db_copy, "med_first_dose_missing", pick, relax=False), Pair)
