@@ -41,6 +41,18 @@ def _admissions_without(db: Path, itemid: int, threshold: float, n: int) -> list
         ORDER BY admissionid LIMIT {n}""")
 
 
+def _stated(db: Path, name: str, pair: Pair, sentence: str, kind: str) -> Pair:
+    """The candidate of ``pair`` is kept with ``sentence`` in both questions (the ``kind`` relaxation
+    made explicit), where the program without its relaxations kept it without the sentence."""
+    got = _check(db, name, _same_params(pair))
+    assert isinstance(got, Pair)
+    assert sentence in got.clean.question and sentence in got.noise.question
+    assert [a.outcome for a in got.clean.reference.audit if a.kind == kind] == ["explicit"]
+    old = _check(db, name, _same_params(pair), relax=False)
+    assert isinstance(old, Pair) and sentence not in old.clean.question
+    return got
+
+
 # --- results drawn in the ED, without an admission id, in population counts ------------------
 
 def test_unlinked_ed_result_makes_population_clean_explicit(db_copy):
@@ -51,12 +63,8 @@ def test_unlinked_ed_result_makes_population_clean_explicit(db_copy):
            f"UPDATE admissions SET ed_registration_time = admission_time - INTERVAL 6 HOUR WHERE admissionid = {adm}",
            _lab_row(99100001, pat, "NULL", p["itemid"], f"(SELECT admission_time - INTERVAL 2 HOUR FROM admissions WHERE admissionid = {adm})",
                     f"'{p['threshold'] + 1}'", str(p["threshold"] + 1), "'x'"))
-    got = _check(db_copy, "lab_admissions_above_threshold", _same_params(pair))
-    assert isinstance(got, Pair)
-    assert LINKED in got.clean.question and LINKED in got.noise.question
+    got = _stated(db_copy, "lab_admissions_above_threshold", pair, LINKED, "unlinked")
     assert got.clean.reference.answer == pair.clean.reference.answer  # the reference still counts linked results
-    old = _check(db_copy, "lab_admissions_above_threshold", _same_params(pair), relax=False)
-    assert LINKED not in old.clean.question
 
 
 def test_unlinked_ed_results_drop_population_twin(db_copy):
@@ -81,12 +89,7 @@ def test_censored_text_result_makes_clean_explicit(db_copy):
     # a censored result above the threshold: '>=' the bound, no numeric value
     _plant(db_copy, _lab_row(99100020, pat, str(adm), p["itemid"], f"TIMESTAMP '{when}' + INTERVAL 2 HOUR",
                              f"'>={p['threshold'] + 0.5}'", "NULL", "NULL"))
-    got = _check(db_copy, "lab_admissions_above_threshold", _same_params(pair))
-    assert isinstance(got, Pair)
-    assert "numeric value field only" in got.clean.question and "numeric value field only" in got.noise.question
-    assert [a.outcome for a in got.clean.reference.audit if a.kind == "comment"] == ["explicit"]
-    old = _check(db_copy, "lab_admissions_above_threshold", _same_params(pair), relax=False)
-    assert "numeric value field" not in old.clean.question
+    _stated(db_copy, "lab_admissions_above_threshold", pair, "numeric value field only", "comment")
 
 
 # --- an organism reported as POSITIVE on a test for it ----------------------------------------
@@ -101,12 +104,7 @@ def test_positive_test_for_the_organism_makes_clean_explicit(db_copy):
     _plant(db_copy, f"INSERT INTO microbiology_events BY NAME SELECT 99100030 AS micro_event_id, {pat} AS patientid, {adm} AS admissionid, "
                     f"99100030 AS micro_specimen_id, TIMESTAMP '{when}' + INTERVAL 3 HOUR AS chart_time, "
                     f"'{species[0].upper()}. {species} PCR' AS test_name, 'POSITIVE' AS organism_name")
-    got = _check(db_copy, "micro_organism_patients", _same_params(pair))
-    assert isinstance(got, Pair)
-    assert '"POSITIVE"' in got.clean.question and '"POSITIVE"' in got.noise.question
-    assert [a.outcome for a in got.clean.reference.audit if a.kind == "source"] == ["explicit"]
-    old = _check(db_copy, "micro_organism_patients", _same_params(pair), relax=False)
-    assert '"POSITIVE"' not in old.clean.question
+    _stated(db_copy, "micro_organism_patients", pair, '"POSITIVE"', "source")
 
 
 # --- no output charted read as 0 mL -----------------------------------------------------------
@@ -132,11 +130,7 @@ def test_ed_stay_from_transfers_makes_clean_explicit(db_copy):
     _plant(db_copy, f"""INSERT INTO transfers BY NAME SELECT patientid, admissionid, 99100040 + row_number() OVER (ORDER BY admissionid) AS transfer_id,
         'ED' AS event_type, 'Emergency Department' AS care_unit, ed_registration_time AS in_time, ed_out_time + INTERVAL 1 HOUR AS out_time
         FROM admissions WHERE insurance = '{p['insurance']}' AND admission_type = '{p['admission_type']}' AND ed_out_time IS NOT NULL""")
-    got = _check(db_copy, "median_ed_hours_by_type", _same_params(pair))
-    assert isinstance(got, Pair)
-    assert "ED out times of the admissions table" in got.clean.question
-    old = _check(db_copy, "median_ed_hours_by_type", _same_params(pair), relax=False)
-    assert "admissions table" not in old.clean.question
+    _stated(db_copy, "median_ed_hours_by_type", pair, "ED out times of the admissions table", "source")
 
 
 # --- direct admissions into a unit ----------------------------------------------------------------
