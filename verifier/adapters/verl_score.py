@@ -17,9 +17,12 @@ Per sample:
   as a dict / JSON text;
 * ``solution_str``: the decoded response: the final text, or a JSON
   trajectory / chat-message list;
-* ``extra_info`` (optional dict): ``trajectory`` (recorded steps for a text
-  response), ``messages`` (the multi-turn chat of an agent loop, used instead
-  of ``solution_str`` when present), ``trajectory_id``.
+* ``extra_info`` (optional dict): ``ehr_episode`` (the whole episode, steps and final
+  response, that ``verifier.adapters.verl_agent_loop.EHRAgentLoop`` records; used instead of
+  everything else when present: verl's decoded ``solution_str`` of a multi-turn rollout holds
+  the tool outputs too), ``trajectory`` (recorded steps for a text response), ``messages``
+  (the multi-turn chat of an agent loop, used instead of ``solution_str`` when present),
+  ``trajectory_id``.
 
 Returned dict: ``score`` (float), ``success`` and ``abstained`` (bool),
 ``condition``, ``reasons`` (comma-joined codes), ``task_id``,
@@ -36,8 +39,9 @@ imports ``pkg://`` paths as modules and loads other paths as files)::
 
 ``compute_score_async`` scores in a process pool that lives across calls (one per
 ``(db, workers, config)`` in the process, created on first use) with ``workers`` >= 1, else
-in a thread. ``compute_score_batch`` is for the legacy ``reward_manager=batch`` path only,
-which verl offers only with ``use_reward_loop: false``; it uses the same long-lived pool.
+in a thread. ``compute_score_batch`` is **legacy**: for verl's ``reward_manager=batch`` path
+only, which verl offers only with ``use_reward_loop: false`` (the reward loop, verl's default,
+scores one sample at a time and never calls it); it uses the same long-lived pool.
 
 This module uses absolute imports only (``from verifier...``), so verl can also load it by
 file path (``spec_from_file_location``) when the ``verifier`` package is installed.
@@ -53,7 +57,7 @@ from itertools import count
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from verifier.adapters.common import is_messages, resolve_task, task_map, to_trajectory, verdict_fields
+from verifier.adapters.common import is_messages, read_trajectory, resolve_task, task_map, to_trajectory, verdict_fields
 from verifier.contract import Task, VerifyConfig
 
 _ids = count()
@@ -100,6 +104,8 @@ def _sample(solution_str: Any, ground_truth: Any, extra_info: Any, known: Mappin
     task = resolve_task(ground_truth, known, field="ground_truth")
     extra = extra_info if isinstance(extra_info, Mapping) else {}
     tid = str(extra.get("trajectory_id") or f"verl-{next(_ids)}")
+    if extra.get("ehr_episode") is not None:  # recorded by the agent loop (framework side, not model text)
+        return task, read_trajectory(extra["ehr_episode"], task_id=task.task_id, trajectory_id=tid, field="extra_info.ehr_episode")
     completion: Any = extra.get("messages") or solution_str
     if isinstance(completion, str) and completion.lstrip().startswith("["):
         try:
@@ -143,7 +149,7 @@ def compute_score(
 
     Raises:
         InputError: caller configuration only: unknown task id, invalid task,
-            invalid ``extra_info["trajectory"]``, no database for a Noise task.
+            invalid ``extra_info["trajectory"]`` or ``extra_info["ehr_episode"]``, no database for a Noise task.
             Never on the response itself: an unreadable ``solution_str`` (or
             ``extra_info["messages"]``) is scored, e.g. ``UNPARSEABLE_RESPONSE``.
     """
