@@ -52,12 +52,12 @@ def _imports(name: str, path: Path) -> set[str]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            if not target.startswith("verifier"):
+            if target != "verifier" and not target.startswith("verifier."):  # not the verifiers package
                 continue
             subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in MODULES]
             found.update(subs or [target])
         elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("verifier"))
+            found.update(a.name for a in node.names if a.name == "verifier" or a.name.startswith("verifier."))
     found.discard(name)
     return found
 

@@ -14,6 +14,12 @@ import time (the frameworks are not dependencies of ehr-verifier):
 * ``verifier.adapters.verl_score.compute_score`` / ``compute_score_async`` /
   ``compute_score_batch`` -> verl custom reward functions returning ``{"score": ..., verdict
   fields}`` (``custom_reward_function.path: pkg://verifier.adapters.verl_score``);
+  ``verifier.adapters.verl_agent_loop.EHRAgentLoop`` (agent loop ``ehr_agent``) and
+  ``verifier.adapters.verl_tools`` (``run_sql`` / ``run_python`` BaseTools) -> verl's multi-turn
+  rollout keeping the ``EHREnv`` episode for ``compute_score``; ``verifier.adapters.verl_data.
+  to_verl_parquet`` -> the rows verl's ``RLHFDataset`` reads;
+* ``verifier.adapters.verifiers_env.load_environment`` -> a prime-intellect ``verifiers``
+  ``vf.Env`` (toolset ``run_sql`` / ``run_python`` on ``EHREnv``, reward ``verify``);
 * ``verifier.adapters.inspect_scorer.ehr_scorer`` -> an inspect_ai ``Scorer``;
   ``verifier.adapters.inspect_task.ehr_verifier`` -> an inspect_ai ``@task`` with ``@tool``
   ``run_sql`` / ``run_python`` backed by ``EHREnv`` episodes;
