@@ -29,12 +29,12 @@ def sample(synth_db: Path, synth_tasks: list[Task], tmp_path_factory):
 
 
 def _verl_config(path: str, name: str, reward_kwargs: dict):
-    omegaconf = pytest.importorskip("omegaconf", reason="verl (dev extra) brings omegaconf")
+    omegaconf = pytest.importorskip("omegaconf", reason="verl is not installed (optional extra .[verl], not in dev: it brings torch); it brings omegaconf")
     return omegaconf.OmegaConf.create({"reward": {"custom_reward_function": {"path": path, "name": name, "reward_kwargs": reward_kwargs}}})
 
 
 def _get_custom_reward_fn():
-    reward = pytest.importorskip("verl.trainer.ppo.reward", reason="verl is in the dev extra")
+    reward = pytest.importorskip("verl.trainer.ppo.reward", reason="verl is not installed (optional extra .[verl], not in dev: it brings torch)")
     return reward.get_custom_reward_fn
 
 
@@ -72,8 +72,8 @@ def test_verl_reward_loop_awaits_the_async_compute_score(sample):
     """``NaiveRewardManager.run_single`` (use_reward_loop, verl's default) with our coroutine."""
     import numpy as np
 
-    torch = pytest.importorskip("torch", reason="verl (dev extra) brings torch")
-    pytest.importorskip("verl", reason="verl is in the dev extra")
+    torch = pytest.importorskip("torch", reason="verl is not installed (optional extra .[verl], not in dev: it brings torch)")
+    pytest.importorskip("verl", reason="verl is not installed (optional extra .[verl], not in dev: it brings torch)")
     from verl import DataProto
     from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
 
