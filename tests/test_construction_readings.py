@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_construction_audit import _check, _first_pair, _plant, _rows, _same_params, db_copy  # noqa: F401 - shared fixture
 
 from verifier.construction.engine import Pair
@@ -213,3 +214,41 @@ def test_dose_without_unit_drops_missing_dose_twin(db_copy):
     pick = lambda row: row["admissionid"] == adm and row["twin_medication"] == med  # noqa: E731
     assert _check(db_copy, "med_first_dose_missing", pick) == "relaxation_comment"
     assert isinstance(_check(db_copy, "med_first_dose_missing", pick, relax=False), Pair)
+
+
+# --- a first administration given as several products ----------------------------------------------
+
+def test_first_dose_given_as_several_products_is_not_a_clean_candidate(db_copy):
+    """Two product rows of one eMAR administration (e.g. two 2 mg syringes; 4 + 4 Units) make "the dose given" the
+    sum to one reader and one product's dose to another (the reference took min()): no Clean question on it."""
+    firsts = _rows(db_copy, FIRSTS)
+    by_adm: dict = {}
+    for adm, med, emar in firsts:
+        by_adm.setdefault(adm, []).append((med, emar))
+    cols, rows = [], []
+    for adm, meds in by_adm.items():
+        (med_a, emar_a), (med_b, emar_b) = meds[0], meds[1]
+        # the twin: medication B's first administration without a dose given
+        _plant(db_copy, f"UPDATE medication_administration_details SET dose_given = NULL WHERE emar_id = '{emar_b}'")
+        cols, rows = _candidates(db_copy, "med_first_dose_missing")
+        if [r for r in rows if (dict(zip(cols, r))["admissionid"], dict(zip(cols, r))["medication"]) == (adm, med_a)]:
+            break
+    else:
+        pytest.fail("no admission gives a med_first_dose_missing candidate on the synthetic hospital")
+    _plant(db_copy, f"""INSERT INTO medication_administration_details BY NAME
+        SELECT * REPLACE ('9.' || coalesce(parent_field_ordinal, '1') AS parent_field_ordinal) FROM medication_administration_details
+        WHERE emar_id = '{emar_a}' AND TRY_CAST(dose_given AS DOUBLE) IS NOT NULL""")
+    cols, rows = _candidates(db_copy, "med_first_dose_missing")
+    assert not [r for r in rows if (dict(zip(cols, r))["admissionid"], dict(zip(cols, r))["medication"]) == (adm, med_a)]
+
+
+def _candidates(db: Path, name: str) -> tuple[list[str], list[tuple]]:
+    from test_construction_audit import _spec
+
+    from verifier.construction.overlay import Overlay
+
+    ov = Overlay(db)
+    try:
+        return ov.query(_spec(name).candidates)
+    finally:
+        ov.close()
