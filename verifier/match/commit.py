@@ -37,7 +37,9 @@ candidate (issue 17, kind 1):
   candidate at its precision (``1.79 (34/19)``);
 - codes of other entities: a number after ``DRG``, ``ICD``, ``code``,
   ``itemid``, ``specimen``... (``APR DRG 190``, ``the DRG is 463``), as after
-  identifier words.
+  identifier words;
+- values of other sources in an aside (``verifier.match.aside``): ``5.2
+  (the chart event shows 5.1)``, ``4 - note the prescriptions list 5``.
 
 These are masked (``mask_context``) before hedge words are looked for, so a
 scale's ``1-4`` is not a range; everything else, including a second number in
@@ -47,6 +49,8 @@ a parenthetical, is still a candidate.
 from __future__ import annotations
 
 import re
+
+from .aside import committed
 
 _HEDGE = re.compile(
     r"(?i)\b(?:not|or|either|maybe|perhaps|possibly|probably|likely|at\s+(?:least|most)|"
@@ -135,7 +139,7 @@ def candidates(text: str, toks: list) -> list:
     candidate values: identifiers, citations and years dropped
     (``is_context_number``), then counts of the data behind the value (module
     docstring). Returns the tokens in order (possibly empty)."""
-    toks = [t for t in toks if not is_context_number(text, t.start)]
+    toks = committed(text, [t for t in toks if not is_context_number(text, t.start)])
     if len(toks) < 2:
         return toks
     nouns = [data_noun(text, t.end) for t in toks]

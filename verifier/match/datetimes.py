@@ -6,7 +6,9 @@ reference (a date for a minute-precision reference) does not match: the agent
 did not state the value asked for. A finer submission is truncated.
 The Answer must commit to one date (``verifier.match.commit``): a hedge or
 negation word, or several dates that differ at the reference precision,
-fail with ``WRONG_VALUE`` ("ambiguous answer").
+fail with ``WRONG_VALUE`` ("ambiguous answer"). A date in an aside
+(``verifier.match.aside``: ``11:30 (the ICU input record shows 11:20)``,
+``note the pharmacy order was at 09:00``) is context, not a candidate.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import datetime as dt
 import re
 
 from ..contract import DatetimeAnswer, ReasonCode
+from .aside import committed
 from .commit import ambiguous, hedge_word
 from .extract import extract_datetimes
 from .result import MatchResult, failure, success
@@ -56,6 +59,7 @@ def match_datetime(text: str, ref: DatetimeAnswer) -> MatchResult:
                            submitted=text[:200], why="no date in the Answer")
         sub, prec = dt.datetime(int(m[1]), 1, 1), "year"
     else:
+        toks = committed(text, toks)
         sub, prec = toks[0].value, toks[0].precision
         if toks[0].end - toks[0].start != len(text):
             word = hedge_word(text)

@@ -19,7 +19,20 @@ Answer when the reference has exactly one row and:
    the row holds no measured value, durations such as ``7 days`` aside), and
    no word outside the column names and ``rules/synonyms.toml`` ``[records]
    label_words`` (``drg``, ``code``, ``billed``, ``admission``...). A second
-   row, a different description or an alternative value therefore fails.
+   row, a different description or an alternative value therefore fails;
+4. a parenthetical may qualify the record with other fields (issue 17 kind 1,
+   Clean side): ``(severity 3, mortality risk 2)``, ``(weight 1.2)``. Each
+   item ``<field> <value>`` (a number, or one or two words without a hedge)
+   whose field is one of ``[records] qualifier_fields`` and names no
+   reference column is set aside; anything else in the parenthetical stays
+   and is judged by 3;
+5. a number left after a word of a reference column's name (``code 309``,
+   ``the DRG is 480``, ``severity 3`` for a ``drg_severity`` column) states
+   another value of that column: a contradiction or a second record, so the
+   Answer fails (identifiers are otherwise context, 3); so does a label of a
+   group of exclusive labels (``[records] exclusive_labels``: ``APR``,
+   ``HCFA``...) other than the one a reference cell holds (``(type APR)``
+   beside an HCFA row).
 
 Returns ``None`` when the Answer is not such a statement; the caller then
 keeps the table comparison's reasons.
@@ -98,6 +111,60 @@ def _find(text: str, ref: Any, rule: tuple) -> tuple[int, int] | None:
     return m.span() if m else None
 
 
+_PAREN = re.compile(r"\(([^()]*)\)")
+_ITEM_SEP = re.compile(r"\s*[,;]\s*")
+_VALUE = r"(?P<value>[+\-]?\d+(?:\.\d+)?|[^\W\d_]+(?:\s+[^\W\d_]+)?)"
+
+
+@lru_cache(maxsize=1)
+def _qualifier_item() -> re.Pattern:
+    fields = load_toml("synonyms.toml").get("records", {}).get("qualifier_fields", [])
+    alt = "|".join(r"\s+".join(map(re.escape, f.split())) for f in sorted(fields, key=len, reverse=True))
+    return re.compile(rf"(?i)(?P<field>{alt or '(?!)'})\s*(?:[:=]\s*|\b(?:is|was|of)\s+)?{_VALUE}")
+
+
+def _column_words(columns: tuple[str, ...] | list[str]) -> frozenset[str]:
+    return frozenset(w.casefold() for c in columns for w in _WORD.findall(c) if len(w) > 1)
+
+
+def _set_aside_qualifiers(text: str, columns: tuple[str, ...] | list[str]) -> str:
+    """``text`` with the ``<field> <value>`` items of its parentheticals blanked when the field is a
+    qualifier field (``rules/synonyms.toml`` ``[records] qualifier_fields``) naming no reference
+    column and the value holds no hedge word (rule 4 of the module docstring); same length."""
+    if "(" not in text:
+        return text
+    item, colwords = _qualifier_item(), _column_words(columns)
+    for paren in list(_PAREN.finditer(text)):
+        pos = paren.start(1)
+        for part in _ITEM_SEP.split(paren.group(1)):
+            at = text.index(part, pos) if part else pos
+            pos = at + len(part)
+            m = item.fullmatch(part.strip())
+            if m is None or hedge_word(m["value"]) is not None:
+                continue
+            if any(w.casefold() in colwords for w in _WORD.findall(m["field"])):
+                continue  # a reference column: compared (rule 5), never set aside
+            text = _blank(text, (at, at + len(part)))
+    return text
+
+
+def _column_number(text: str, columns: tuple[str, ...] | list[str]) -> bool:
+    """Whether a number in ``text`` follows a word of a reference column's name (rule 5)."""
+    words = _column_words(columns)
+    if not words:
+        return False
+    before = re.compile(rf"(?i)\b(?:{'|'.join(map(re.escape, sorted(words)))})\b[\s_:#=]*(?:(?:is|was)\s+)?$")
+    return any(before.search(text, max(0, tok.start - 24), tok.start) for tok in extract_numbers(text))
+
+
+def _other_exclusive_label(text: str, row: Any) -> bool:
+    """Whether ``text`` holds a label excluded by one a cell of ``row`` holds (rule 5)."""
+    groups = load_toml("synonyms.toml").get("records", {}).get("exclusive_labels", [])
+    cells = {w.casefold() for c in row if isinstance(c, str) for w in _WORD.findall(c)}
+    left = {w.casefold() for w in _WORD.findall(text)}
+    return any(cells & set(g) and (left & set(g)) - cells for g in groups)
+
+
 def match_prose_row(text: str, ref: RecordsAnswer, policy: AnswerPolicy) -> MatchResult | None:
     """The one reference row stated in prose (module docstring), else ``None``.
 
@@ -127,6 +194,9 @@ def match_prose_row(text: str, ref: RecordsAnswer, policy: AnswerPolicy) -> Matc
         stated.append(col)
         rest = _blank(rest, span)
     if not stated or hedge_word(rest) is not None:
+        return None
+    rest = _set_aside_qualifiers(rest, ref.columns)
+    if _column_number(rest, ref.columns) or _other_exclusive_label(rest, ref.rows[0]):
         return None
     masked = mask_context(rest)
     if not any(isinstance(c, float) for c in ref.rows[0]):  # "(2161-11-28 to 2161-12-05, 7 days)": a duration
