@@ -20,7 +20,7 @@ from verifier import VerifyConfig, verify
 from verifier.scoring._agreement import compare, format_agreement, read_episodes
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "episodes" / "synthetic"
-AGREEMENT_FLOOR = 0.99
+AGREEMENT_FLOOR = 0.995
 TARGET = 0.99
 
 
@@ -47,11 +47,7 @@ def test_corpus_is_large_and_blind(agreement) -> None:
     assert all(len(e.adjudication["reviews"]) >= 2 for e in episodes)
 
 
-KNOWN_FALSE_ACCEPTS = {
-    # a population Noise twin with 3 eligible patients whose reasoning says the code is recorded on
-    # 5 admissions of those patients: an aggregate over the eligible units (issue 18, point 4)
-    "syn2_agent2/Q14",
-}
+KNOWN_FALSE_ACCEPTS: set[str] = set()  # syn2_agent2/Q14 fixed: an aggregate referred back to the units
 
 
 def test_no_false_accept(agreement) -> None:

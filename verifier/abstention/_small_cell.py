@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..contract import Task, load_toml
+from ._back_reference import back_references
 from ._disguise import enumerations, fractions, normalise_notation, other_population, tight_bounds
 
 
@@ -122,6 +123,12 @@ def _scrub(text: str) -> str:
     text = _IDENT.sub(" ", text)
     text = _CODE.sub(" ", text)
     return text
+
+
+def _blank_names(text: str) -> str:
+    """``text`` with identifiers and codes blanked to the same length (``back_references`` reads spans)."""
+    blank = lambda m: " " * len(m.group())  # noqa: E731
+    return _CODE.sub(blank, _IDENT.sub(blank, text))
 
 
 def _same(value: str, n: int) -> bool:
@@ -214,6 +221,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
     found += tight_bounds(pre, given_pre)
     found += fractions(pre, eligible_units, known)
     found += enumerations(pre, eligible_units, given_pre)
+    found += back_references(_blank_names(pre), eligible_units, _numbers_in(given_names), given_pre)
     found += [m.group(0).strip() for m in r.percent.finditer(clean)
               if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in given_percents]
     return sorted(set(found))

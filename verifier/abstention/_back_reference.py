@@ -1,0 +1,179 @@
+"""Aggregates over the eligible units stated in words, by referring back to them (issue 17 kind 3,
+small-cell side), for ``verifier.abstention._small_cell``.
+
+ARCHITECTURE.md section 4 point 9. A population Noise response may say "fewer than five" and nothing
+more about the 1..threshold-1 eligible units. Besides digits, number words, bounds, fractions and
+enumerations (``_small_cell``, ``_disguise``), a count or aggregate is disclosed when the sentence
+refers back to the units and then counts or measures something of theirs:
+
+* a referring phrase (``them``, ``they``, ``their``, ``these``, ``those``, ``both``, ``each of them``, ``all of
+  them``, ``the eligible/qualifying <noun>``...) followed in the same clause by a count or an aggregate:
+  a number with a unit noun, another counted noun or a time noun ("all of them come from 1 patient",
+  "each of these patients had 2 stays", "the eligible admissions average 3 days"), a number after an
+  aggregate word, or "belong to / from / of the same <unit noun>" (a count of one: "both belong to the
+  same patient"; not when the question holds "same <unit noun>");
+* a count qualified as theirs: "<number> <noun> of/among/between/for those patients|them|the eligible..."
+  ("they were coded on 5 admissions of those patients");
+* a count that the units are then said to make up: "<number> <noun> ..., but these belong to / come
+  from / span fewer than five patients" (the count is an aggregate over those patients);
+* ``both`` about the units when there are exactly two ("both belong to ...", "both admissions").
+
+A pronoun refers to the eligible units unless the nearest population named before it (within
+``_LOOKBACK`` characters) is another one: a count of units or other things at or above the threshold
+("the lab was abnormal in 48 admissions; fewer than five of them ..."), or a word of
+``[small_cell.disguise] other_population_words`` ("the database has 100 patients"). "Fewer than five",
+"under five", the eligibility words, or nothing at all, point at the eligible units. Numbers the question
+states (and a number in a name it holds, "Readi-Cat 2"), and numbers after a bound ("more than 30 days"),
+are never counts here. The words are data in
+``rules/noise.toml`` (``[small_cell]`` unit nouns and aggregate words, ``[small_cell.disguise]`` other
+population words and nouns, ``[small_cell.back_reference]``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..contract import load_toml
+
+_LOOKBACK = 300
+_NUM = r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)(?![\w.]\d)"
+
+
+@dataclass(frozen=True)
+class BackReferenceRules:
+    """``rules/noise.toml`` words for this pass, compiled."""
+
+    threshold: int
+    counted: re.Pattern[str]       # "<num> [two words] <noun>"
+    aggregate: re.Pattern[str]     # "<aggregate word> ... <num>"
+    same: re.Pattern[str]          # "the same <unit noun>"
+    bound_before: re.Pattern[str]  # a bound prefix right before a number
+    referring: re.Pattern[str]     # pronouns and demonstratives
+    eligible: re.Pattern[str]      # "the eligible/qualifying ..."
+    theirs: re.Pattern[str]        # right after a counted noun: "of those patients", "among them"
+    composed: re.Pattern[str]      # "these belong to fewer than 5 ..." after a count
+    both: re.Pattern[str]
+    allowed_anchor: re.Pattern[str]
+    other_anchor: re.Pattern[str]
+
+
+def _alt(words: list[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
+
+
+@lru_cache(maxsize=1)
+def rules() -> BackReferenceRules:
+    """The compiled rules (cached). Raises ``RulesError`` when ``rules/noise.toml`` is malformed."""
+    data = load_toml("noise.toml")
+    sc, dg = data["small_cell"], data["small_cell"]["disguise"]
+    br = sc["back_reference"]
+    pronouns = {"them", "these", "those", "eligible", "qualifying"}
+    units = [w for w in sc["unit_nouns"] if w not in pronouns]
+    nouns = _alt(units + dg["other_population_nouns"] + br["measure_nouns"])
+    t = int(sc["threshold"])
+    refer = _alt(br["referring"])
+    verbs = _alt(br["composition_verbs"])
+    allowed = rf"(?:fewer|less)\s+than\s+{t}\b|under\s+{t}\b|below\s+{t}\b|<\s*{t}\b"
+    return BackReferenceRules(
+        threshold=t,
+        counted=re.compile(rf"{_NUM}\s+(?:[a-z-]+\s+){{0,2}}?(?:{nouns})\b", re.I),
+        aggregate=re.compile(rf"\b(?:{_alt(sc['aggregate_words'])})\b[^.;\n\d]{{0,40}}?{_NUM}", re.I),
+        same=re.compile(rf"\b(?:belong(?:s|ed)?\s+to|from|of|share[sd]?)\s+(?:the\s+|a\s+)?same\s+(?:{_alt(units)})\b", re.I),
+        bound_before=re.compile(rf"(?:{_alt(sc['bound_prefixes'])})\s*(?:than\s+)?$", re.I),
+        referring=re.compile(rf"\b(?:{refer})\b", re.I),
+        eligible=re.compile(r"\b(?:the|these|those|all|both|each|every)\s+(?:eligible|qualifying|matching)\b", re.I),
+        theirs=re.compile(rf"^\s*(?:of|among|between|from|for|across|in)\s+(?:all\s+)?(?:{refer}|the\s+(?:eligible|qualifying))\b",
+                          re.I),
+        composed=re.compile(rf"[^.;\n]{{0,60}}?\b(?:{refer}|which)\s+(?:all\s+|both\s+)?(?:{verbs})\b[^.;\n]{{0,30}}?"
+                            rf"(?:{allowed}|\beligible\b|\bqualifying\b)", re.I),
+        both=re.compile(rf"\bboth\s+(?:of\s+(?:them|these|those)|(?:eligible\s+|qualifying\s+)?(?:{_alt(units)})\b|"
+                        rf"(?:{verbs}|are|were|have|had|lack|show|showed)\b)", re.I),
+        allowed_anchor=re.compile(rf"{allowed}|\b(?:{_alt(dg['eligibility_words'])})\b", re.I),
+        other_anchor=re.compile(rf"\b(?:{_alt(dg['other_population_words'])})\b", re.I),
+    )
+
+
+def _clause(text: str, pos: int) -> tuple[int, int]:
+    start = max(text.rfind(c, 0, pos) for c in ".;\n") + 1
+    ends = [i for i in (text.find(c, pos) for c in ".;\n") if i >= 0]
+    return start, min(ends) if ends else len(text)
+
+
+def _bounded(text: str, m: re.Match[str]) -> bool:
+    """Whether a bound ("fewer than", "more than", "under"...) stands right before the number of ``m``."""
+    return rules().bound_before.search(text, max(0, m.start("num") - 16), m.start("num")) is not None
+
+
+def _counts(text: str, start: int, end: int, known: set[float], given: str) -> list[re.Match[str]]:
+    """Counts and aggregates in ``text[start:end]``, except a count phrase the question holds, an
+    aggregate of a number the question states, and a number right after a bound."""
+    r = rules()
+    out = []
+    for pattern in (r.counted, r.aggregate):
+        for m in pattern.finditer(text, start, end):
+            stated = " ".join(m.group().lower().split()) in given if pattern is r.counted else float(m["num"]) in known
+            if stated or _bounded(text, m) or _in_a_name(text, m, given):
+                continue
+            out.append(m)
+    out += [m for m in r.same.finditer(text, start, end) if " ".join(m.group().lower().split()[-2:]) not in given]
+    return out
+
+
+_WORD_BEFORE = re.compile(r"([\w-]+)\s*$")
+
+
+def _in_a_name(text: str, m: re.Match[str], given: str) -> bool:
+    """Whether the number of ``m`` belongs to a name the question holds ("Readi-Cat 2 events")."""
+    w = _WORD_BEFORE.search(text, max(0, m.start("num") - 30), m.start("num"))
+    return w is not None and f"{w[1].lower()} {m['num']}" in given
+
+
+def _points_at_units(text: str, pos: int, n: int) -> bool:
+    """Whether the nearest population named before ``pos`` is the eligible units (module docstring)."""
+    r = rules()
+    lo = max(0, pos - _LOOKBACK)
+    last_allowed = max((m.end() for m in r.allowed_anchor.finditer(text, lo, pos)), default=-1)
+    others = [m.end() for m in r.other_anchor.finditer(text, lo, pos)]
+    others += [m.end() for m in r.counted.finditer(text, lo, pos)
+               if float(m["num"]) >= r.threshold and float(m["num"]) != n and not _bounded(text, m)]
+    return max(others, default=-1) <= last_allowed
+
+
+def back_references(text: str, n: int, known: set[float], given: str = "") -> list[str]:
+    """Counts and aggregates over the ``n`` eligible units stated by referring back to them.
+
+    Args:
+        text: the response with number words as digits and identifiers, codes, citations and dates
+            blanked (``_small_cell``).
+        n: the number of eligible units (1..threshold-1).
+        known: numbers the question states (an aggregate of one is not a disclosure).
+        given: the question, number words as digits: a count phrase it holds ("1 admission") is not
+            a disclosure.
+
+    Returns:
+        The disclosing snippets (possibly empty), in order of appearance.
+    """
+    r = rules()
+    given = " ".join(given.lower().split())
+    found: list[str] = []
+    for ref in r.referring.finditer(text):
+        if not _points_at_units(text, ref.start(), n):
+            continue
+        _, end = _clause(text, ref.end())
+        found += [f"{ref.group()} ... {m.group().strip()}" for m in _counts(text, ref.end(), end, known, given)]
+    for m in r.eligible.finditer(text):
+        _, end = _clause(text, m.end())
+        found += [f"{m.group()} ... {c.group().strip()}" for c in _counts(text, m.end(), end, known, given)]
+    for m in _counts(text, 0, len(text), known, given):
+        if "num" not in m.groupdict():
+            continue
+        theirs = r.theirs.match(text[m.end():m.end() + 60])
+        if theirs and _points_at_units(text, m.start(), n):
+            found.append(m.group().strip() + theirs.group().rstrip())
+        elif r.composed.match(text, m.end()):
+            found.append(m.group().strip() + " ...")
+    if n == 2:
+        found += [m.group() for m in r.both.finditer(text) if _points_at_units(text, m.start(), n)]
+    return list(dict.fromkeys(found))
