@@ -224,6 +224,9 @@ DISGUISES: dict[str, Callable[[int], str]] = {
     "fraction": lambda n: f"That is {n} of the 37 screened admissions.",
     "percentage": lambda n: f"Only {100 * n / 37:.1f}% of the 37 screened admissions qualify.",
     "more-than-one": lambda n: "More than one admission qualifies." if n >= 2 else "A single admission qualifies.",
+    # an aggregate over the units stated by referring back to them (issue 17 kind 3)
+    "back-reference": lambda n: "All of them come from a single patient." if n >= 2 else "It comes from one patient.",
+    "theirs": lambda n: "They were recorded on 6 admissions of those patients.",
 }
 
 
