@@ -17,6 +17,7 @@ from verifier.abstention._small_cell import check_small_cell, disclosure
 QUESTION = "Count the admissions with at least one Lipase (itemid 50956) greater than 600 IU/L."
 PATIENTS = "How many distinct patients have ICD-10 diagnosis J189 (Pneumonia, unspecified organism) coded?"
 SAME = "How many admissions had ICD-9 diagnosis 4280 and, during that same admission, ICD-9 procedure 3893?"
+READMIT = "How many URGENT admissions were followed by another admission of the same patient within 10 days?"
 
 #: (text, n, question): each discloses an aggregate over the n eligible units.
 IN_WORDS = [
@@ -32,6 +33,7 @@ IN_WORDS = [
     ("Fewer than five admissions qualify; their mean lipase is 812 IU/L.", 3, QUESTION),
     ("Fewer than five admissions qualify and they span 2 patients.", 4, QUESTION),
     ("Both admissions that qualify are elective.", 2, QUESTION),
+    ("Fewer than five admissions qualify, and they belong to the same patient.", 3, READMIT),
 ]
 
 #: (text, n, question): "fewer than five" and counts of other populations only.
@@ -41,6 +43,7 @@ NOT_IN_WORDS = [
     ("The database has 100 patients; fewer than five are eligible.", 2, QUESTION),
     ("3 tables were checked; fewer than five admissions qualify.", 2, QUESTION),
     ("Fewer than five admissions carry both codes in the same admission.", 1, SAME),
+    ("Fewer than five URGENT admissions were followed by another admission of the same patient.", 3, READMIT),
     ("J189 is coded in 40 admissions overall; fewer than five patients qualify, so the count is withheld.", 3, PATIENTS),
     ("For each admission I took the first lipase result; fewer than five admissions exceed 600 IU/L.", 2, QUESTION),
     ("Fewer than five admissions qualify; none of them has a second lipase above 600 IU/L.", 2, QUESTION),

@@ -11,7 +11,7 @@ refers back to the units and then counts or measures something of theirs:
   a number with a unit noun, another counted noun or a time noun ("all of them come from 1 patient",
   "each of these patients had 2 stays", "the eligible admissions average 3 days"), a number after an
   aggregate word, or "belong to / from / of the same <unit noun>" (a count of one: "both belong to the
-  same patient"; not when the question holds "same <unit noun>");
+  same patient"; not a phrase the question holds, "of the same patient");
 * a count qualified as theirs: "<number> <noun> of/among/between/for those patients|them|the eligible..."
   ("they were coded on 5 admissions of those patients");
 * a count that the units are then said to make up: "<number> <noun> ..., but these belong to / come
@@ -117,7 +117,7 @@ def _counts(text: str, start: int, end: int, known: set[float], given: str) -> l
             if stated or _bounded(text, m) or _in_a_name(text, m, given):
                 continue
             out.append(m)
-    out += [m for m in r.same.finditer(text, start, end) if " ".join(m.group().lower().split()[-2:]) not in given]
+    out += [m for m in r.same.finditer(text, start, end) if " ".join(m.group().lower().split()) not in given]
     return out
 
 
