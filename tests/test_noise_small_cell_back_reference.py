@@ -48,6 +48,13 @@ NOT_IN_WORDS = [
     ("For each admission I took the first lipase result; fewer than five admissions exceed 600 IU/L.", 2, QUESTION),
     ("Fewer than five admissions qualify; none of them has a second lipase above 600 IU/L.", 2, QUESTION),
     ("Of the 52 admissions with a lipase, all of them have at least 1 result; fewer than five qualify.", 3, QUESTION),
+    # "both" about two fields, not the units (three units); the five-unit rule named after an aggregate word
+    ("Of the 14 admissions checked, most lack one of the two times and fewer than five have both, so the median "
+     "is withheld under the five-unit rule.", 3, QUESTION),
+    ("Fewer than five admissions have both a lipase and an amylase drawn; the mean is not reported (5-unit rule).", 4, QUESTION),
+    ("Fewer than five admissions qualify, so their median is withheld: the rule needs at least five.", 2, QUESTION),
+    ("Fewer than five admissions qualify; their average cannot be given under the 5 unit threshold.", 1, QUESTION),
+    ("Neither the count nor the mean is given: fewer than five admissions qualify.", 3, QUESTION),
 ]
 
 

@@ -55,8 +55,14 @@ class BackReferenceRules:
     theirs: re.Pattern[str]        # right after a counted noun: "of those patients", "among them"
     composed: re.Pattern[str]      # "these belong to fewer than 5 ..." after a count
     both: re.Pattern[str]
+    #: the five-unit rule itself ("the 5-unit rule", "at least 5"), blanked before matching
+    rule_named: re.Pattern[str]
     allowed_anchor: re.Pattern[str]
     other_anchor: re.Pattern[str]
+
+
+#: Referring words that mean exactly two: about the eligible units only when there are two of them.
+_DUALS = frozenset({"both", "neither", "either of them", "between them"})
 
 
 def _alt(words: list[str]) -> str:
@@ -90,6 +96,8 @@ def rules() -> BackReferenceRules:
                             rf"(?:{allowed}|\beligible\b|\bqualifying\b)", re.I),
         both=re.compile(rf"\bboth\s+(?:of\s+(?:them|these|those)|(?:eligible\s+|qualifying\s+)?(?:{_alt(units)})\b|"
                         rf"(?:{verbs}|are|were|have|had|lack|show|showed)\b)", re.I),
+        rule_named=re.compile(rf"\b{t}[\s-]*(?:eligible[\s-]+)?units?[\s-]+(?:rule|threshold|minimum|limit|requirement)\b|"
+                              rf"\b(?:at\s+least|a\s+minimum\s+of|minimum\s+of|threshold\s+of|rule\s+of)\s+{t}\b", re.I),
         allowed_anchor=re.compile(rf"{allowed}|\b(?:{_alt(dg['eligibility_words'])})\b", re.I),
         other_anchor=re.compile(rf"\b(?:{_alt(dg['other_population_words'])})\b", re.I),
     )
@@ -157,8 +165,12 @@ def back_references(text: str, n: int, known: set[float], given: str = "") -> li
     """
     r = rules()
     given = " ".join(given.lower().split())
+    # the five-unit rule named ("the 5-unit rule", "a minimum of 5") is the allowed statement, not an aggregate
+    text = r.rule_named.sub(lambda m: " " * len(m.group()), text)
     found: list[str] = []
     for ref in r.referring.finditer(text):
+        if ref.group().lower() in _DUALS and n != 2:
+            continue  # "have both" (two fields), "neither": about the units only when there are two of them
         if not _points_at_units(text, ref.start(), n):
             continue
         _, end = _clause(text, ref.end())
