@@ -42,8 +42,10 @@ def test_nesting_depth() -> None:
 
 def test_citation_list_without_closing_bracket_is_linear() -> None:
     # the old pattern (\s*#?\s* twice per item) backtracked 2^n ways: 22 items took 4 s
-    assert _CITE_AT.match("steps " + "1, " * 5000) is None
-    assert parse("Answer: NULL\nReasoning: [steps " + "1, " * 5000).citations == []
+    # bare citations count since issue 18 point 3: the unclosed list is a list of step 1
+    m = _CITE_AT.match("steps " + "1, " * 5000)
+    assert m is not None and m[1].endswith("1")
+    assert parse("Answer: NULL\nReasoning: [steps " + "1, " * 5000).citations == [1]
 
 
 

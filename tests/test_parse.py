@@ -67,8 +67,14 @@ def test_json_null_is_abstention() -> None:
         ("Answer: NULL\nReasoning: see [step 3]", [3]),
         ("Answer: NULL\nReasoning: [steps 2, 4] and (step 5)", [2, 4, 5]),
         ("Answer: NULL [Step #7]\nReasoning: [steps 2-4]", [2, 3, 4, 7]),
-        ("Answer: NULL\nReasoning: steps 2 and 4 without brackets", []),
+        ("Answer: NULL\nReasoning: steps 2 and 4 without brackets", [2, 4]),
         ("Answer: 1\nReasoning: [step 0] is not a step", []),
+        # issue 18 point 3: the notations real agents use
+        ("Answer: NULL\nReasoning: no chloride row [step 1, step 3]", [1, 3]),
+        ("Answer: NULL\nReasoning: Step no. 2 lists every transfer", [2]),
+        ("Answer: NULL\nReasoning: as steps 1 to 3 show", [1, 2, 3]),
+        ("Answer: NULL\nReasoning: in the second step the table was empty", [2]),
+        ("Answer: NULL\nReasoning: as a first step I read the schema; footsteps 4; a 3-step plan", []),
     ],
 )
 def test_citations(text: str, cited: list[int]) -> None:

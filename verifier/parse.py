@@ -35,8 +35,12 @@ Answer. Unlabelled prose (``The first bicarbonate was 27 mEq/L.``) is
 deliberately unparseable: guessing which number is the Answer would reward
 responses that ignore the required format.
 
-Citations: ``[step 3]``, ``[steps 2, 4]``, ``[steps 2-4]``, ``(step 3)``,
-``[Step #3]`` in the Answer or the Reasoning; sorted, unique, 1-based.
+Citations (issue 18 point 3): ``[step 3]``, ``[steps 2, 4]``, ``[steps 2-4]``, ``(step 3)``,
+``[Step #3]``, ``[step 1, step 2]``, and the same without brackets (``step 3``, ``steps 2 and 3``,
+``steps 1 to 4``, ``Step no. 3``), and ordinal words after "the" (``in the second step``: first to
+tenth; "a first step" and "the last step" are not citations: the first is a plan, the second
+names no number) in the Answer or the Reasoning; sorted, unique, 1-based. A range
+counts every step in it (``steps 1-18`` cites 18 steps).
 
 Layer (ARCHITECTURE.md section 9): imports only ``verifier.match`` (typed extraction) and
 ``verifier.contract``; ``verify`` and the scoring and export code import it.
@@ -79,8 +83,18 @@ _HEDGE_TO_VALUE = re.compile(
     r"approx|guess|roughly|around|about)\b"
 )
 # "\s*(?:#\s*)?" rather than "\s*#?\s*": two adjacent \s* made every list item match 2 ways (exponential)
-_CITE_AT = re.compile(r"steps?\s*(?:#\s*)?(\d+(?:\s*(?:,|and|&|-|–|to)\s*(?:#\s*)?\d+)*)\s*[\])]")
-_CITE_PART = re.compile(r"(\d+)(?:\s*(?:-|–|to)\s*(?:#\s*)?(\d+))?")
+#: A step citation: "step" or "steps" (not inside a word), an optional "#" / "no." / "number",
+#: then a list of numbers and ranges ("2, 4", "2-4", "2 and 4", "1, step 2", "1 to 18"). Every
+#: optional part starts with a non-space character, so a failed match backtracks linearly.
+_CITE_AT = re.compile(
+    r"(?<![a-z])steps?\s*(?:(?:#|no\.?|number)\s*)?"
+    r"(\d{1,6}(?:\s*(?:,|and|&|-|–|to|through)\s*(?:steps?\s*)?(?:#\s*)?\d{1,6})*)"
+)
+_CITE_PART = re.compile(r"(\d+)(?:\s*(?:-|–|to|through)\s*(?:#\s*)?(\d+))?")
+#: "the second step": ordinal words first..tenth before "step" (after "the"; "a first step" is not one).
+_CITE_ORDINAL = re.compile(r"\bthe\s+(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\s+steps?\b")
+_ORDINALS = {w: i for i, w in enumerate(
+    ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"), start=1)}
 _BLANK = re.compile(r"\n[ \t]*\n")
 _WRAP = re.compile(r"^(\*\*|__|`{1,3}|\*|_|\"|')(.*)\1$", re.S)
 _WRAP_CHARS = frozenset("*_`\"'.")
@@ -168,23 +182,14 @@ def _citations(*texts: str) -> list[int]:
         if "tep" not in text and "TEP" not in text:
             continue
         low = text.lower()
-        i = low.find("step")
-        while i != -1:
-            j = i - 1
-            while j >= 0 and low[j] in " \t":
-                j -= 1
-            if j >= 0 and low[j] in "[(":
-                m = _CITE_AT.match(low, i)
-                if m is not None and m[1].isdigit():
-                    found.add(int(m[1]))  # the usual "[step 3]"
-                elif m is not None:
-                    for part in _CITE_PART.finditer(m[1]):
-                        a = int(part[1])
-                        b = int(part[2]) if part[2] else a
-                        if b < a or b - a > 1000:
-                            b = a
-                        found.update(range(a, b + 1))
-            i = low.find("step", i + 4)
+        for m in _CITE_AT.finditer(low):
+            for part in _CITE_PART.finditer(m[1]):
+                a = int(part[1])
+                b = int(part[2]) if part[2] else a
+                if b < a or b - a > 1000:
+                    b = a
+                found.update(range(a, b + 1))
+        found.update(_ORDINALS[m[1]] for m in _CITE_ORDINAL.finditer(low))
     return sorted(i for i in found if i >= 1)
 
 
