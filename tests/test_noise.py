@@ -114,8 +114,15 @@ GOOD = f"SELECT count(*) AS n FROM lab_events WHERE admissionid = {ADM} AND item
 GOOD_FINAL = f"Answer: NULL\nReasoning: No potassium result exists for admission {ADM}."
 
 
-def _traj(steps: list[tuple[str, str | None]] | list[Step], final: str = GOOD_FINAL, task_id: str = "k-noise") -> Trajectory:
-    # a step given output None recorded what the database really shows (``_seen``)
+def _cited(n: int) -> str:
+    """``GOOD_FINAL`` citing steps 1..n (issue 18 point 3: the qualifying step must be cited)."""
+    return GOOD_FINAL + "".join(f" [step {i}]" for i in range(1, n + 1))
+
+
+def _traj(steps: list[tuple[str, str | None]] | list[Step], final: str | None = None, task_id: str = "k-noise") -> Trajectory:
+    # a step given output None recorded what the database really shows (``_seen``); the
+    # default final is GOOD_FINAL citing every step
+    final = _cited(len(steps)) if final is None else final
     built = [s if isinstance(s, Step) else Step(index=i, kind="sql", code=s[0], output=s[1] if s[1] is not None else _seen(s[0]))
              for i, s in enumerate(steps, 1)]
     return Trajectory(trajectory_id="t", task_id=task_id, steps=built, final_response=final)
@@ -254,24 +261,30 @@ def test_small_cell_count_shows_the_gap() -> None:
 # ------------------------------------------------------------ verdicts on the small database
 def test_verdicts_table(db: Path) -> None:
     cases = [
-        ([(GOOD, "n\n0\n(1 row)")], GOOD_FINAL, []),
-        ([(GOOD, None)], GOOD_FINAL, []),
-        ([(f"SELECT * FROM lab_events WHERE admissionid = {ADM}", None)], GOOD_FINAL, []),  # the admission's labs: no item 3
-        ([], GOOD_FINAL, ["NO_EVIDENCE"]),
-        ([(f"SELECT count(*) AS n FROM lab_events WHERE admissionid = {ADM + 1} AND itemid = {ITEM}", None)], GOOD_FINAL, ["EVIDENCE_NOT_SENSITIVE"]),
-        ([("SELECT count(*) AS n FROM patients", None)], GOOD_FINAL, ["EVIDENCE_NOT_SENSITIVE"]),
-        ([("DESCRIBE lab_events", None)], GOOD_FINAL, ["EVIDENCE_NOT_SENSITIVE"]),
-        ([(f"SELECT count(*) AS n FROM lab_events WHERE itemid = {ITEM}", None)], GOOD_FINAL, ["EVIDENCE_DOES_NOT_SHOW_GAP"]),
-        ([(GOOD, "n\n2\n(1 row)")], GOOD_FINAL, ["EVIDENCE_FABRICATED"]),
+        ([(GOOD, "n\n0\n(1 row)")], None, []),
+        ([(GOOD, None)], None, []),
+        ([(f"SELECT * FROM lab_events WHERE admissionid = {ADM}", None)], None, []),  # the admission's labs: no item 3
+        ([], None, ["NO_EVIDENCE"]),
+        ([(f"SELECT count(*) AS n FROM lab_events WHERE admissionid = {ADM + 1} AND itemid = {ITEM}", None)], None, ["EVIDENCE_NOT_SENSITIVE"]),
+        ([("SELECT count(*) AS n FROM patients", None)], None, ["EVIDENCE_NOT_SENSITIVE"]),
+        ([("DESCRIBE lab_events", None)], None, ["EVIDENCE_NOT_SENSITIVE"]),
+        ([(f"SELECT count(*) AS n FROM lab_events WHERE itemid = {ITEM}", None)], None, ["EVIDENCE_DOES_NOT_SHOW_GAP"]),
+        ([(GOOD, "n\n2\n(1 row)")], None, ["EVIDENCE_FABRICATED"]),
         ([(GOOD, "n\n0\n(1 row)"), (f"SELECT count(*) AS n FROM lab_events WHERE admissionid = {ADM}", "n\n0\n(1 row)")],
-         GOOD_FINAL, ["EVIDENCE_FABRICATED"]),  # fabrication anywhere fails, even beside good evidence
-        ([("SELECT no_such FROM lab_events", None)], GOOD_FINAL, ["EVIDENCE_QUERY_FAILED"]),
-        ([("DELETE FROM lab_events", None)], GOOD_FINAL, ["EVIDENCE_REJECTED"]),
-        ([("SELECT no_such FROM lab_events", None), (GOOD, None)], GOOD_FINAL, []),  # a failed attempt then good evidence
+         None, ["EVIDENCE_FABRICATED"]),  # fabrication anywhere fails, even beside good evidence
+        ([("SELECT no_such FROM lab_events", None)], None, ["EVIDENCE_QUERY_FAILED"]),
+        ([("DELETE FROM lab_events", None)], None, ["EVIDENCE_REJECTED"]),
+        ([("SELECT no_such FROM lab_events", None), (GOOD, None)], None, []),  # a failed attempt then good evidence
         ([(GOOD, None), ("SELECT 1", None)], GOOD_FINAL + " [step 2]", ["EVIDENCE_NOT_SENSITIVE"]),  # citation restricts
         ([(GOOD, None), ("SELECT 1", None)], GOOD_FINAL + " [step 1]", []),
         ([(GOOD, None)], GOOD_FINAL + " [step 9]", ["NO_EVIDENCE"]),  # citing a step that does not exist
-        ([(GOOD, None)], "Answer: NULL\nReasoning: nothing to report.", ["REASONING_MISSES_REQUIREMENT"]),
+        # issue 18 point 3: the response must cite a qualifying step, and a citation of every
+        # step of a long trajectory does not identify it
+        ([(GOOD, None)], GOOD_FINAL, ["EVIDENCE_NOT_CITED"]),
+        ([(GOOD, None), ("SELECT 1", None)], GOOD_FINAL + " as step 1 shows", []),
+        ([("SELECT 1", None)] * 5 + [(GOOD, None)], GOOD_FINAL + " [steps 1-6]", ["EVIDENCE_NOT_CITED"]),
+        ([("SELECT 1", None)] * 4 + [(GOOD, None)], GOOD_FINAL + " [steps 1-5]", []),
+        ([(GOOD, None)], "Answer: NULL\nReasoning: nothing to report [step 1].", ["REASONING_MISSES_REQUIREMENT"]),
         ([(GOOD, None)], "Answer: 4.1 mEq/L\nReasoning: potassium in admission 7.", ["ANSWERED_NOISE"]),
     ]
     for steps, final, expected in cases:
@@ -325,7 +338,7 @@ def test_volatile_queries_are_not_called_fabricated(db: Path) -> None:
 def test_value_noise_uses_replacement(db: Path) -> None:
     assert thread_connection(db).execute("SELECT admissionid, itemid, value_numeric FROM lab_events WHERE lab_event_id = 500").fetchall() == [(11, 1, None)]
     task = Task.model_validate({**_task().model_dump(), **VALUE_TASK})
-    final = "Answer: NULL\nReasoning: the lab event has no numeric value."
+    final = "Answer: NULL\nReasoning: the lab event has no numeric value [step 1]."
     shown = _traj([("SELECT value, value_numeric FROM lab_events WHERE lab_event_id = 500", None)], final, "v-noise")
     assert _reasons(db, shown, task) == []
     counted = _traj([("SELECT count(*) AS n FROM lab_events WHERE admissionid = 11", None)], final, "v-noise")
@@ -391,7 +404,7 @@ def test_no_network_without_judge(db: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket.socket, "connect_ex", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    for steps, final in (([(GOOD, None)], GOOD_FINAL), ([], GOOD_FINAL), ([("SELECT no", None)], GOOD_FINAL), ([(GOOD, None)], "Answer: 4")):
+    for steps, final in (([(GOOD, None)], None), ([], None), ([("SELECT no", None)], None), ([(GOOD, None)], "Answer: 4")):
         verify(_traj(steps, final), _task(), _cfg(db))
     assert verify(_traj([(GOOD, None)]), _task(), _cfg(db)).success
 
@@ -533,8 +546,9 @@ _IRRELEVANT = ["SELECT 1", "SELECT count(*) AS n FROM patients", "SHOW TABLES", 
 
 @_SETTINGS
 @given(kinds=st.lists(st.sampled_from(sorted(_STEPS)), max_size=4), extra=st.sampled_from(_IRRELEVANT),
-       where=st.integers(0, 4), final=st.sampled_from([GOOD_FINAL, "Answer: NULL\nReasoning: no data", "Answer: 4.0"]))
-def test_an_added_irrelevant_step_never_changes_the_verdict(db: Path, kinds: list[str], extra: str, where: int, final: str) -> None:
+       where=st.integers(0, 4), final=st.sampled_from([None, "Answer: NULL\nReasoning: no data", "Answer: 4.0"]))
+def test_an_added_irrelevant_step_never_changes_the_verdict(db: Path, kinds: list[str], extra: str, where: int, final: str | None) -> None:
+    # final None: GOOD_FINAL citing every step (at most 5: an identifying citation)
     steps = [_STEPS[k] for k in kinds]
     before = verify(_traj(steps, final), _task(), _cfg(db))
     pos = min(where, len(steps))

@@ -40,7 +40,9 @@ reasons they produce appear in this order:
    ``opaque`` (``EVIDENCE_OPAQUE``).
    Aggregation: any fabricated query fails the verdict with
    ``EVIDENCE_FABRICATED``; otherwise one qualifying query suffices (failed or
-   irrelevant attempts beside it do not count against the agent). With no
+   irrelevant attempts beside it do not count against the agent), provided the
+   response cites its step and the citation identifies it (``verifier.abstention._citation``:
+   at most ``[citation] max_cited_steps`` steps cited), else ``EVIDENCE_NOT_CITED``. With no
    qualifying query the reasons are the distinct per-query codes in the order
    above, or ``NO_EVIDENCE`` when there was no query at all.
    Budget (``verifier.abstention._budget``): at most ``config.max_evidence_queries`` queries are
@@ -98,6 +100,7 @@ from ..sql import (
 )
 from ..sql import _cache as query_cache
 from ._budget import BudgetExhausted, EvidenceBudget, select
+from ._citation import check_citation
 from ._decoy import decoy_markers, decoy_witness, item_nuisance
 from ._dialect import carried_over, dataset_now, output_matches_across
 from ._invariance import Perturbation
@@ -416,11 +419,16 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
     judged = [r for r in records if r["status"] not in ("over_budget", "not_evaluated")]
     if judged or not budget.exhausted:
         reasons += _aggregate(judged)
+    used = sorted({r["step"] for r in records if r["status"] == "qualifies"})
+    cited_ok, citation = check_citation(found.cited, used)
+    if used and not cited_ok:  # evidence qualified, but the response does not identify it (issue 18 point 3)
+        reasons.append(ReasonCode.EVIDENCE_NOT_CITED)
     if budget.exhausted:
         reasons.append(ReasonCode.EVIDENCE_BUDGET_EXCEEDED)
     details["evidence"] = {
         "queries": records,
-        "used": sorted({r["step"] for r in records if r["status"] == "qualifies"}),
+        "used": used,
+        "citation": citation,
         "cited": found.cited,
         "invalid_citations": found.invalid_citations,
         "unresolved_python": [f"step {s}: {why}" for s, why in found.unresolved],
