@@ -14,7 +14,11 @@ punctuation to spaces, number words to digits, the phrase synonyms of
       ``[reasoning.scope_references]`` ("admission 22595853"), is also named by
       one of that kind's scope phrases ("this hospital stay", "the admission"),
       provided the Reasoning never names the kind with another number
-      ("admission 22595854");
+      ("admission 22595854"); and when the Reasoning names every other key term and no
+      entity of that kind with any number, the scope is implied (``scope_implied``: "the first
+      Heparin dose is not recorded" speaks of the question's own admission; issue 17);
+    * a redacted value written as underscores (``'___'``, MIMIC-IV de-identification) reads
+      as the word "redacted", an accepted statement of a missing value;
     * a term "Name (ABBR)" is also named by the acronym or by the name alone ("CVICU"),
       and by the accepted restatements of ``[[reasoning.equivalents]]`` (issue 17 kind 5);
     * the term's other words (stopwords dropped) must be named: the whole
@@ -101,6 +105,20 @@ def _scope_patterns() -> dict[str, tuple[re.Pattern[str], re.Pattern[str]]]:
     return out
 
 
+def _scope_kind(term: str) -> tuple[str, str] | None:
+    """``(kind, number)`` when ``term`` is a scope identifier "<kind> <number>" of
+    ``[reasoning.scope_references]`` ("admission 22595853"), else ``None``."""
+    words = normalise(term).split()
+    if len(words) < 2 or not words[-1].isdigit() or any(ch.isdigit() for w in words[:-1] for ch in w):
+        return None
+    kind = " ".join(words[:-1])
+    return (kind, words[-1]) if kind in _scope_patterns() else None
+
+
+def _kind_named_with_number(kind: str, text: str) -> bool:
+    return bool(_scope_patterns()[kind][1].search(text))
+
+
 def _scope_named(words: list[str], numeric: list[str], text: str) -> bool:
     """A key term "<kind> <number>" named by a scope reference, the kind never named with another number."""
     if len(numeric) != 1 or words[-1] != numeric[0]:
@@ -114,7 +132,12 @@ def _scope_named(words: list[str], numeric: list[str], text: str) -> bool:
     return bool(ref.search(text))
 
 
+#: MIMIC-IV de-identification writes a redacted value as three or more underscores ('___').
+_REDACTED = re.compile(r"_{3,}")
+
+
 def _basic(text: str) -> str:
+    text = _REDACTED.sub(" redacted ", text)  # before "_" becomes a space
     text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     text = re.sub(r"[^a-z0-9.]+", " ", text.lower())
     text = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", text)  # keep decimal points only
@@ -207,7 +230,21 @@ def check_reasoning(reasoning: str, requirement: UnmetRequirement, question: str
         alts = _with_acronyms([a for a in term.split("|") if a.strip()])
         ok = any(_alternative_named(a, text, tokens, token_set) for a in alts) or any(_equivalent_named(a, text) for a in alts)
         (named if ok else missing).append(term)
+    # the task's own scope, implied (issue 17): a Reasoning that names every other key term (the
+    # requirement itself: "the first Heparin dose is not recorded") and names no entity of the
+    # scope's kind with a number speaks of the question's own patient, admission or stay
+    implied = []
+    if missing and len(missing) < len(requirement.key_terms):
+        scopes = {t: _scope_kind(t) for t in missing}
+        if all(scopes.values()):
+            implied = [t for t, ks in scopes.items() if ks and not _kind_named_with_number(ks[0], text)]
+            if len(implied) == len(missing):
+                named += implied
+                missing = []
+            else:
+                implied = []
     foreign = foreign_concepts(reasoning, requirement, question)
     limit = rules().max_foreign_concepts
     return not missing, {"key_terms": list(requirement.key_terms), "named": named, "missing": missing,
-                         "foreign_concepts": foreign, "not_specific": bool(limit) and len(foreign) >= limit}
+                         "scope_implied": implied, "foreign_concepts": foreign,
+                         "not_specific": bool(limit) and len(foreign) >= limit}

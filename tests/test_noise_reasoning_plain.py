@@ -1,0 +1,78 @@
+"""A Reasoning that states the unmet requirement in ordinary words names it (issue 17, Noise false
+rejects kind a): a transfer stated as the unit never entered, a dose stated as redacted ('___', the
+MIMIC-IV de-identification mark) or the amount given, the scope implied by the requirement itself.
+Wrong or missing statements still fail. Phrasings and values are this file's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier import verify
+from verifier.abstention import check_reasoning
+from verifier.contract import Step, Task, Trajectory, UnmetRequirement, VerifyConfig
+from verifier.sql import render_result, run_query, thread_connection
+
+
+@pytest.fixture(scope="module")
+def transfer_task(synth_tasks: list) -> Task:
+    """A synthetic Noise task: no transfer into a care unit during an admission."""
+    return next(t for t in synth_tasks if t.condition == "noise" and t.program == "transfer_first_into_unit")
+
+
+def _ok(text: str, req: UnmetRequirement, question: str = "") -> bool:
+    return check_reasoning(text, req, question)[0]
+
+
+def test_a_transfer_stated_as_the_unit_never_entered(transfer_task: Task) -> None:
+    req = transfer_task.reference.unmet_requirement
+    assert req is not None and req.key_terms[0] == "transfer"
+    unit, adm = transfer_task.params["care_unit"], transfer_task.params["admissionid"]
+    for text in (f"During admission {adm} the patient went from the emergency department to a surgical ward and never entered {unit}.",
+                 f"The unit movements of admission {adm} show no entry into {unit}.",
+                 f"Admission {adm}: the patient passed through two wards, none of them {unit}."):
+        assert _ok(text, req, transfer_task.question), text
+    for text in (f"Admission {adm} has no {unit}.",  # names no movement at all
+                 f"During admission {adm + 1} the patient never entered {unit}.",  # another admission
+                 "The patient never entered that unit."):  # names no unit
+        assert not _ok(text, req, transfer_task.question), text
+
+
+def test_plain_transfer_reasoning_passes_end_to_end(synth_db: Path, transfer_task: Task) -> None:
+    sql = transfer_task.reference.sql
+    res = run_query(thread_connection(synth_db), sql, time_limit_s=30, row_cap=10_000)
+    step = Step(index=1, kind="sql", code=sql, output=render_result(res.columns, res.rows))
+    unit = transfer_task.params["care_unit"]
+    final = f"Answer: NULL\nReasoning: In this admission the patient never entered {unit} [step 1]."
+    v = verify(Trajectory(trajectory_id="t", task_id=transfer_task.task_id, steps=[step], final_response=final),
+               transfer_task, VerifyConfig(db_path=str(synth_db)))
+    assert v.success, v.reasons
+
+
+#: The key terms of the medications program's missing-dose Noise rewrite (``{medication}``, "dose",
+#: ``admission {admissionid}``), with this file's own values.
+DOSE = UnmetRequirement(level="value", statement="The first administration of Enoxaparin in admission 20000001 has no dose recorded.",
+                        tables=["medication_administration_details"], columns=["medication_administration_details.dose_given"],
+                        scope={"admissionid": 20000001, "medication": "Enoxaparin"},
+                        key_terms=["Enoxaparin", "dose", "admission 20000001"])
+
+
+@pytest.mark.parametrize("text, ok", [
+    ("The earliest Enoxaparin dose shows '___' where the amount should be, and no unit [step 2].", True),
+    ("Its first Enoxaparin administration lists the amount given as ___ only [step 1].", True),
+    ("The first Enoxaparin dose in this admission is redacted [step 1].", True),
+    ("The first Enoxaparin dose of admission 20000001 is blank [step 1].", True),
+    ("The first Enoxaparin dose of admission 20000002 is '___' [step 1].", False),  # another admission
+    ("Enoxaparin was given in the morning [step 1].", False),  # no dose statement
+    ("The first dose is '___' [step 1].", False),  # names no medication
+])
+def test_a_redacted_dose_states_the_missing_dose(text: str, ok: bool) -> None:
+    assert _ok(text, DOSE) is ok, text
+
+
+def test_the_scope_is_implied_only_by_the_whole_requirement() -> None:
+    ok, details = check_reasoning("The first Enoxaparin dose is '___'.", DOSE)
+    assert ok and details["scope_implied"] == ["admission 20000001"]
+    ok, details = check_reasoning("No record.", DOSE)
+    assert not ok and "admission 20000001" in details["missing"]
