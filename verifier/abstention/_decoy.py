@@ -20,6 +20,11 @@ Rule (``decoy_witness``):
       and every other value stay as they are. When the rows hold ids of a level
       whose table is missing (a toy database without ``admissions``), there is no
       consistent move and no decoy;
+    * population tasks whose witness rows hold no value the task names (a readmission row
+      after an ``OBSERVATION ADMIT`` admission is an ``URGENT`` one): the rows are moved as for a
+      patient task, to a patient who has no row of a witnessed table holding a text value the task
+      names (no ``OBSERVATION ADMIT`` admission), so the readmission follows no unit of the
+      scope; a dump of the whole table sees it, a gap list of the scope's admissions does not;
     * population tasks: every witness value that the task names
       (``witness_rekey.task_named_values``: params, the unmet requirement's scope,
       integers in the question) is replaced by another value of the same column of
@@ -140,6 +145,8 @@ def _compute(db_path: str | os.PathLike[str], task: Task, key: tuple[Any, ...]) 
     seed = witness_key(witness)
     if task.scope == "population":
         mapping = _population_mapping(con, db_key, tables, witness, named, seed, _content_words(task.question))
+        if not mapping:  # the rows name nothing of the task (a readmission after the unit): move them to an unrelated patient
+            mapping = _entity_mapping(con, db_key, tables, witness, named, seed, _holders(con, tables, witness, named))
     else:
         mapping = _entity_mapping(con, db_key, tables, witness, named, seed)
     result = None
@@ -295,10 +302,32 @@ def _hashable(v: Any) -> Any:
     return v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
 
 
+def _holders(con: Any, tables: dict[str, set[str]], witness: Sequence[WitnessTable], named: frozenset[str]) -> set[int] | None:
+    """Patients with a row, in a witnessed table, whose text holds a value the task names (an
+    ``OBSERVATION ADMIT`` admission): a population decoy moved to one of them could still be in
+    scope. ``None`` when the task names no text value (nothing tells in scope from out of it)."""
+    text = sorted(v for v in named if not v.lstrip("-").replace(".", "", 1).isdigit())
+    if not text:
+        return None
+    out: set[int] = set()
+    for w in witness:
+        t = w.table.lower()
+        cols = sorted({c.lower() for row in w.rows for c, v in row.items() if isinstance(v, str)} & tables.get(t, set()))
+        if "patientid" not in tables.get(t, set()) or not cols:
+            continue
+        marks = ", ".join("?" for _ in text)
+        cond = " OR ".join(f"CAST({_q(c)} AS VARCHAR) IN ({marks})" for c in cols)
+        out |= {r[0] for r in con.execute(f"SELECT DISTINCT patientid FROM {_q(t)} WHERE {cond}", text * len(cols)).fetchall()}
+    return out
+
+
 def _entity_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witness: Sequence[WitnessTable],
-                    named: frozenset[str], seed: str) -> dict[tuple[str, str, Any], Any]:
+                    named: frozenset[str], seed: str, exclude_patients: frozenset[int] | set[int] | None = frozenset()) -> dict[tuple[str, str, Any], Any]:
     """``{(table, column, old value): new value}`` moving the witness's existing entity ids
-    to another entity of the most specific level present."""
+    to another entity of the most specific level present, never one of ``exclude_patients``'s
+    (``None``: no safe move, ``{}``)."""
+    if exclude_patients is None:
+        return {}
     values: dict[str, set[int]] = {}
     for w in witness:
         for row in w.rows:
@@ -318,6 +347,7 @@ def _entity_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witness:
             continue  # only invented entities at this level: try the level above
         # never an entity the witness or the task names, at any level
         avoid = {c: values.get(c, set()) | {int(s) for s in named if s.lstrip("-").isdigit()} for c in cols}
+        avoid["patientid"] = avoid.get("patientid", set()) | set(exclude_patients)
         rows = _cached(("entities", db_key, table), lambda: con.execute(
             f"SELECT {', '.join(_q(c) for c in cols)} FROM {_q(table)} WHERE "
             + " AND ".join(f"{_q(c)} IS NOT NULL" for c in cols) + f" ORDER BY 1 LIMIT {MAX_ENTITIES}").fetchall())

@@ -122,6 +122,7 @@ from ._witness import (
     open_overlay,
     overlay_shape,
     tables_read,
+    task_bounds,
     witness_key,
 )
 
@@ -268,7 +269,8 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
         return rec
     rec["overlay_rows"] = len(over.rows)
     threshold = _small_cell_threshold(task)
-    s = compare(base, over, config.display, small_cell_threshold=threshold)
+    req = task.reference.unmet_requirement
+    s = compare(base, over, config.display, small_cell_threshold=threshold, bounds=task_bounds(task.params, req.scope if req else {}))
     rec.update(status="qualifies" if s.shows_gap else ("no_gap" if s.sensitive else "not_sensitive"), why=s.why)
     if s.shows_gap:
         # ... and must stay the same under every perturbation that leaves the requirement as it

@@ -35,7 +35,9 @@ canonical rows, ``evidence.canon_cell``).
   event); or rows only disappear (the base shows the NULL/contradicting row
   the witness replaces); or, where rows change, some changed base cell is
   empty (NULL, 0, empty text, false) where the overlay's is not (a count of 0
-  becoming 1, a NULL value becoming filled);
+  becoming 1, a NULL value becoming filled), or a changed row of the same unit
+  has a number on the other side of a bound the task names (``task_bounds``: a
+  readmission gap of 331 days becoming 0.5 for "within 21 days");
 * otherwise (e.g. a whole-table count 1000 -> 1001, a global max id):
   sensitive but **does not show the gap**.
 """
@@ -374,14 +376,31 @@ def _empty(v: Any) -> bool:
     return v is None or v is False or v == 0 or (isinstance(v, str) and not v.strip())
 
 
-def _gap_pair(g: tuple[Any, ...], n: tuple[Any, ...], small_cell_threshold: int | None) -> bool:
-    for a, b in zip(g, n):
+def _gap_pair(g: tuple[Any, ...], n: tuple[Any, ...], small_cell_threshold: int | None,
+              bounds: tuple[float, ...] = ()) -> bool:
+    for i, (a, b) in enumerate(zip(g, n)):
         if _empty(a) and not _empty(b):
             return True
         if (small_cell_threshold is not None and isinstance(a, float) and isinstance(b, float)
                 and a.is_integer() and 0 <= a < small_cell_threshold <= b):
             return True
+        if (bounds and isinstance(a, float) and isinstance(b, float) and any((a <= t) != (b <= t) for t in bounds)
+                and any(x == y and not _empty(x) for j, (x, y) in enumerate(zip(g, n)) if j != i)):
+            return True  # the same unit's value crosses a bound the task names (a gap of 331 days -> 0.5, "within 21 days")
     return False
+
+
+#: Task parameters that are identifiers or codes, never bounds.
+_NOT_BOUNDS = re.compile(r"(?:^|_)(?:id|ids|code|codes|version|seq|sequence)$|id$")
+
+
+def task_bounds(params: dict[str, Any], scope: dict[str, Any]) -> tuple[float, ...]:
+    """The numbers a task names as bounds of its requirement (sorted, unique): the numeric
+    values of its ``params`` and unmet-requirement ``scope`` whose name is not an identifier or
+    code (``days = 21``, ``threshold = 4.7``; not ``itemid``, ``admissionid``, ``icd_code``)."""
+    out = {float(v) for d in (params, scope) for k, v in d.items()
+           if isinstance(v, (int, float)) and not isinstance(v, bool) and not _NOT_BOUNDS.search(k.lower())}
+    return tuple(sorted(out))
 
 
 def compare(
@@ -390,6 +409,7 @@ def compare(
     display: DisplayConfig | None = None,
     *,
     small_cell_threshold: int | None = None,
+    bounds: tuple[float, ...] = (),
 ) -> Sensitivity:
     """Judge whether ``base`` vs ``over`` results make a query valid evidence.
 
@@ -400,17 +420,22 @@ def compare(
         small_cell_threshold: for a population task under the five-unit rule
             (1..threshold-1 eligible units), the threshold: a count below it on
             the base that reaches it with the witness also shows the gap.
+        bounds: numbers the task names as bounds (``task_bounds``): a changed row of the
+            same unit (another cell equal) whose value crosses one shows the gap (the next
+            admission 331 days after discharge on the base, 0.5 days with the witness, for
+            "readmitted within 21 days": the witness adds no unit, it changes one).
 
     Returns:
         A ``Sensitivity``; the rule is in the module docstring.
     """
     # memoised on the (cached, shared) result objects: the samples of a GRPO group
     # compare the same base and overlay results
-    return memo_on(base, ("compare", id(over), display_key(display), small_cell_threshold),
-                   lambda: (over, _compare(base, over, display, small_cell_threshold)))[1]
+    return memo_on(base, ("compare", id(over), display_key(display), small_cell_threshold, bounds),
+                   lambda: (over, _compare(base, over, display, small_cell_threshold, bounds)))[1]
 
 
-def _compare(base: QueryResult, over: QueryResult, display: DisplayConfig | None, small_cell_threshold: int | None) -> Sensitivity:
+def _compare(base: QueryResult, over: QueryResult, display: DisplayConfig | None, small_cell_threshold: int | None,
+             bounds: tuple[float, ...] = ()) -> Sensitivity:
     vb = visible_canon(base, display)
     vo = visible_canon(over, display)
     new = list((Counter(vo) - Counter(result_canon(base))).elements())
@@ -425,6 +450,7 @@ def _compare(base: QueryResult, over: QueryResult, display: DisplayConfig | None
         return Sensitivity(True, True, "the base result shows rows the witness replaces", new, gone)
     for g in gone:
         for n in new:
-            if len(g) == len(n) and _gap_pair(g, n, small_cell_threshold):
-                return Sensitivity(True, True, "a value empty/zero/NULL (or a small-cell count) on the base is filled with the witness", new, gone)
+            if len(g) == len(n) and _gap_pair(g, n, small_cell_threshold, bounds):
+                return Sensitivity(True, True, "a value empty/zero/NULL (or a small-cell count, or on the other side of a bound "
+                                   "the task names) on the base is filled with the witness", new, gone)
     return Sensitivity(True, False, "the result changes with the witness, but the base result does not show an absence, NULL or zero", new, gone)
