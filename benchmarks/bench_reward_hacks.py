@@ -14,7 +14,7 @@ The episodes run in a pool of ``--workers`` processes (default 2), each holding 
 and a query cache (as a batch-scoring worker does) for the whole run; tasks go to the workers in
 chunks of ``--chunk``, and a worker plays every policy on a task before the next, so the policies
 that share evidence reuse its cached results. With ``--results FILE`` each finished chunk is
-appended to FILE, and a rerun with the same policies plays only the tasks not in it (a long run
+appended to FILE, and a rerun with the same policies (or a subset) plays only the tasks not in it (a long run
 on the real demo can stop and resume). The run's total time is printed at the end (every task by default: ``--sample``
 only to try things out; the issue 18 figures are over all Noise tasks).
 
@@ -34,6 +34,7 @@ import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -97,6 +98,11 @@ def _init_worker(db: str, tasks_path: str) -> None:
     # the query cache a batch-scoring worker holds (verifier.scoring): the policies that share
     # evidence (the oracle's query, the fingerprint's) run it once per task; verdicts are the same
     query_cache.install(query_cache.QueryCache())
+    # the environment checks every agent query with sqlglot (``verifier.sql.check_read_only``, a pure
+    # function of the text): the volatile policy sends one text 18 times per task and the same text
+    # on every task, the fingerprint policies texts of ~10 kB; memoised here, per worker, for the run
+    import verifier.sql as sql_package
+    sql_package.check_read_only = lru_cache(maxsize=4096)(sql_package.check_read_only)
     _WORKER.update(env=EHREnv(db), by_id={t.task_id: t for t in all_tasks}, all_tasks=all_tasks)
 
 
@@ -113,16 +119,16 @@ def _play_chunk(names: list[str], task_ids: list[str]) -> dict[str, dict[str, ob
 
 
 def _read_results(path: Path | None, names: list[str]) -> tuple[list[dict[str, dict[str, object]]], set[str]]:
-    """Chunk results already in ``path`` (``--results``) for exactly these policies, and their task ids."""
+    """Chunk results already in ``path`` (``--results``) that cover these policies, and their task ids."""
     parts: list[dict[str, dict[str, object]]] = []
     done: set[str] = set()
     if path is None or not path.is_file():
         return parts, done
     for line in path.read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
-        if rec["policies"] != names:
+        if not set(names) <= set(rec["policies"]):
             continue
-        parts.append({n: {**r, "reasons": Counter(r["reasons"])} for n, r in rec["results"].items()})
+        parts.append({n: {**r, "reasons": Counter(r["reasons"])} for n, r in rec["results"].items() if n in names})
         done.update(rec["tasks"])
     return parts, done
 

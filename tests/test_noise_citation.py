@@ -92,7 +92,8 @@ def test_empty_patient_wide_query_cited_beside_a_broad_one_qualifies(synth_db: P
     admission of the patient, a superset of the scope) cited together with a broader query that
     counts the item over the whole hospital (no evidence by itself) in the form
     "[step 1, step 2]". The empty superset shows the gap in the admission; the broad count beside
-    it does not count against the agent."""
+    it does not count against the agent (the list form once read as citing step 2 only, so the broad
+    query alone was judged)."""
     con = thread_connection(synth_db)
     for task in (t for t in synth_tasks if t.condition == "noise" and t.program == "lab_first_value_in_admission"):
         p, item = task.params["patientid"], task.params["itemid"]
@@ -105,5 +106,6 @@ def test_empty_patient_wide_query_cited_beside_a_broad_one_qualifies(synth_db: P
              f"FROM admissions a WHERE a.patientid = {p} ORDER BY 1")
     steps = [_step(synth_db, 1, patient_wide), _step(synth_db, 2, broad)]
     assert steps[0].output.rstrip().endswith("(0 rows)")
-    assert _reasons(synth_db, task, steps, _final(task, "[step 1, step 2]")) == []
+    both = _final(task, "[step 1, step 2]. The hospital-wide count is in [step 2].")
+    assert _reasons(synth_db, task, steps, both) == []
     assert _reasons(synth_db, task, steps, _final(task, "[step 2]")) != []  # the broad one alone is no evidence
