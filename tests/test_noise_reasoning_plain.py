@@ -76,3 +76,16 @@ def test_the_scope_is_implied_only_by_the_whole_requirement() -> None:
     assert ok and details["scope_implied"] == ["admission 20000001"]
     ok, details = check_reasoning("No record.", DOSE)
     assert not ok and "admission 20000001" in details["missing"]
+
+
+VALUE = UnmetRequirement(level="value", statement="The last Magnesium result of admission 20000003 has no numeric value.",
+                         tables=["lab_events"], columns=["lab_events.value_numeric"], scope={"admissionid": 20000003},
+                         key_terms=["Magnesium", "missing value", "admission 20000003"])
+
+
+@pytest.mark.parametrize("text, ok", [
+    ("In admission 20000003 the last Magnesium result reads '___' [step 1].", True),  # de-identified: missing
+    ("In admission 20000003 the last Magnesium result reads '1.9' [step 1].", False),
+])
+def test_a_redacted_value_is_a_missing_value(text: str, ok: bool) -> None:
+    assert _ok(text, VALUE) is ok, text
