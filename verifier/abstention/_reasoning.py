@@ -226,8 +226,10 @@ def check_reasoning(reasoning: str, requirement: UnmetRequirement, question: str
     token_set = set(tokens)
     named: list[str] = []
     missing: list[str] = []
+    where = f"{requirement.statement}\n{question}"
     for term in requirement.key_terms:
         alts = _with_acronyms([a for a in term.split("|") if a.strip()])
+        alts += [n for a in list(alts) for n in _item_ids(a.strip(), where)]
         ok = any(_alternative_named(a, text, tokens, token_set) for a in alts) or any(_equivalent_named(a, text) for a in alts)
         (named if ok else missing).append(term)
     # the task's own scope, implied (issue 17): a Reasoning that names every other key term (the
@@ -243,8 +245,44 @@ def check_reasoning(reasoning: str, requirement: UnmetRequirement, question: str
                 missing = []
             else:
                 implied = []
+    # a population requirement stated as too few units of a cohort named by most of its terms
+    cohort = _cohort_named(requirement.key_terms, named, missing)
+    if cohort:
+        named, missing = named + missing, []
     foreign = foreign_concepts(reasoning, requirement, question)
     limit = rules().max_foreign_concepts
     return not missing, {"key_terms": list(requirement.key_terms), "named": named, "missing": missing,
-                         "scope_implied": implied, "foreign_concepts": foreign,
+                         "scope_implied": implied, "cohort_named": cohort, "foreign_concepts": foreign,
                          "not_specific": bool(limit) and len(foreign) >= limit}
+
+
+_FEWER_THAN_THRESHOLD = re.compile(r"\bfewer than 5\b")
+
+
+def _cohort_named(terms: list[str], named: list[str], missing: list[str]) -> bool:
+    """The five-unit requirement named with its cohort: the "fewer than five" term is named and at
+    least half (rounded up, at least one) of the other key terms that are words, not bare numbers
+    ("Ramelteon", "after", "abnormal Hematocrit"; a threshold such as "203" identifies no cohort on
+    its own): a Reasoning that says too few units of a cohort it identifies states the requirement,
+    even when it leaves out a term its wording implies ("fewer than five admissions qualify when the
+    Ramelteon times are compared with the first abnormal Hematocrit"; the held-out demo corpus of
+    issue 17). A missing scope identifier is never excused here."""
+    if not missing or not any(_FEWER_THAN_THRESHOLD.search(normalise(t)) for t in named):
+        return False
+    if any(_scope_kind(t) is not None for t in missing):
+        return False
+    words = [t for t in terms if not _FEWER_THAN_THRESHOLD.search(normalise(t)) and not _BARE_NUMBER.match(normalise(t))]
+    return bool(words) and sum(t in named for t in words) >= math.ceil(len(words) / 2)
+
+
+_BARE_NUMBER = re.compile(r"^[\d. ]+$")
+
+
+_ITEM_AFTER = r"\s*\((?:lab |icu |chart )?item(?: ?id)?[ #:]*(\d+)\)"
+
+
+def _item_ids(term: str, where: str) -> list[str]:
+    """The item ids that ``where`` (the requirement's statement and the question) writes right after
+    ``term``: "% Hemoglobin A1c (itemid 50852)" -> ["50852"]; an agent naming the item by its id
+    names the term."""
+    return re.findall(re.escape(term) + _ITEM_AFTER, where, flags=re.I)
