@@ -102,6 +102,9 @@ NAMED = [
     ("The admission has no lactate result.", ("Lactate", "admission 22595853")),
     ("No heart rate was charted in this ICU stay.", ("Heart Rate", "ICU stay 30000001")),
     ("No lactate in this hospital stay, admission 22595853.", ("Lactate", "admission 22595853")),
+    # the requirement stated whole, with no admission named at all, speaks of the question's own admission
+    # (scope_implied, issue 17 Noise false rejects kind a)
+    ("No lactate was ever measured.", ("Lactate", "admission 22595853")),
 ]
 MISSED = [
     ("No potassium for admission 22595854.", ("Potassium", "admission 22595853")),
@@ -112,7 +115,6 @@ MISSED = [
     # a scope reference does not hold when another id of that kind is named
     ("No lactate in this hospital stay (admission 22595854) [step 1]", ("Lactate", "admission 22595853")),
     ("No lactate in the admission, hadm_id 22595854.", ("Lactate", "admission 22595853")),
-    ("No lactate was ever measured.", ("Lactate", "admission 22595853")),
     ("No heart rate in the ICU stay 30000002.", ("Heart Rate", "ICU stay 30000001")),
 ]
 
