@@ -46,7 +46,10 @@ from typing import Any, NamedTuple
 
 from ..units import is_unit_spelling
 
-_NUM = r"[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+\-]?\d+)?|[+\-−]?\.\d+(?:[eE][+\-]?\d+)?"
+#: A decimal comma ("1,7" = 1.7) only when unambiguous: one comma between digits, 1-2 decimals,
+#: no other separator around it ("1,700" stays 1700; "1,2,3" and "1,5.2" are not decimal commas).
+_DECIMAL_COMMA = r"(?<![\d,])[+\-−]?\d+,\d{1,2}(?![\d]|[.,]\d)"
+_NUM = _DECIMAL_COMMA + r"|[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+\-]?\d+)?|[+\-−]?\.\d+(?:[eE][+\-]?\d+)?"
 NUMBER_RE = re.compile(rf"(?<![\w.])({_NUM})(?:\s*[x×]\s*10\s*(?:\^|\*\*)\s*([+\-]?\d+)(?!\s*/))?(\s*%)?")
 _ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ]+(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?")
 _SLASH = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})(?:[ ,T]+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?")
@@ -139,6 +142,8 @@ class DatetimeToken(NamedTuple):
 
 
 def _to_float(raw: str) -> tuple[float, int]:
+    if re.fullmatch(_DECIMAL_COMMA, raw):
+        raw = raw.replace(",", ".")
     s = raw.replace(",", "").replace("−", "-")
     mant = s.lower().split("e")[0]
     decimals = len(mant.split(".", 1)[1]) if "." in mant else 0

@@ -14,7 +14,10 @@ Resolution order of a unit string (first that works):
    ``m-1`` style exponents, ``.`` products, ``10*3`` factors);
 3. pint's own parser after light normalisation (µ -> u, ² -> **2,
    ``x10^9`` -> ``1e9``, ``°C`` -> ``degC``);
-4. UCUM as a last resort.
+4. UCUM as a last resort;
+5. only when none of the above parses the string as written: its case-insensitive readings
+   (``verifier.units.casefold``: ``MG/DL`` -> ``mg/dL``), accepted when every reading that parses
+   denotes the same unit (so ``Ms``, a megasecond as written, never becomes ``ms``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import pint
 
 from ..contract import UnitError, load_toml
 from .analytes import get_analyte
+from .casefold import case_readings
 from .registry import get_registry, pint_lock, ucum_to_pint
 
 _UCUM_LIKE = re.compile(r"[\[\]{}]|[A-Za-z\]][-+]?\d|[A-Za-z\]]\.[A-Za-z\[(]|^10[*^]|\d\.[A-Za-z\[]")
@@ -39,6 +43,8 @@ _ANNOT = re.compile(r"\{[^}]*\}")
 _MICRO = str.maketrans({"µ": "u", "μ": "u"})
 _SUP_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUP_POW = re.compile(r"(?<=[0-9A-Za-z)\]])([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+#: "mg/100mL": a number inside a denominator belongs to it (pint alone reads mg / 100 * mL)
+_PER_NUMBER = re.compile(r"/\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)(?=\s*(?:$|/))")
 _SUPER = str.maketrans({"²": "**2", "³": "**3", "µ": "u", "μ": "u", "·": "*", "⁻": "-", "¹": "1"})
 
 
@@ -84,7 +90,7 @@ def _normalise(text: str) -> str:
     if s.startswith("/"):
         s = "1 " + s
     s = re.sub(r"\*\s*/", "/", s)
-    return s
+    return _PER_NUMBER.sub(r"/ (\1 * \2)", s)
 
 
 def _to_spec(text: str, q, via: str) -> UnitSpec:
@@ -105,7 +111,7 @@ MAX_UNIT_CHARS = 64
 
 
 @lru_cache(maxsize=4096)
-def _parse_cached(text: str) -> UnitSpec | str:
+def _parse_cached(text: str, fold_case: bool = True) -> UnitSpec | str:
     exact, folded, refused = _spellings()
     if text in refused or text.strip() in refused:
         return f"not parsed on purpose (rules/unparsed_units.toml): {refused.get(text) or refused[text.strip()]}"
@@ -137,7 +143,25 @@ def _parse_cached(text: str) -> UnitSpec | str:
                 return _to_spec(text, q, via)
             except Exception as exc:  # pint/lark raise many types; collect and report
                 errors.append(f"{via}: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]}")
+        folded_spec = _case_fallback(text, stripped) if fold_case else None
+        if folded_spec is not None:
+            return folded_spec
     return "; ".join(errors) or "not a unit"
+
+
+def _case_fallback(text: str, stripped: str) -> UnitSpec | None:
+    """The unit of ``stripped`` read case-insensitively, if every reading agrees (see module doc)."""
+    specs = [s for s in (_parse_cached(c, False) for c in case_readings(stripped)) if not isinstance(s, str)]
+    if not specs:
+        return None
+    first = specs[0]
+    for other in specs[1:]:
+        if other.unit.dimensionality != first.unit.dimensionality:
+            return None
+        ratio = (first.factor * first.unit / (other.factor * other.unit)).to_base_units()
+        if not ratio.unitless or abs(float(ratio.magnitude) - 1.0) > 1e-9:
+            return None
+    return UnitSpec(text, first.factor, first.unit, "casefold")
 
 
 def parse_unit(text: str) -> UnitSpec:
