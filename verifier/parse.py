@@ -31,7 +31,10 @@ about) and a number that is neither a step citation (``[step 2]``) nor an
 identifier (``admission 22595853``), ``abstained`` is False.
 
 A final response that is only a Markdown table (no label) is taken as the
-Answer. Unlabelled prose (``The first bicarbonate was 27 mEq/L.``) is
+Answer. A final response that is only a NULL spelling (``NULL``, ``None``,
+``N/A``, ``null.``, optionally Markdown-wrapped; no explanation) is the Answer
+NULL with an empty Reasoning (format ``bare``): on a Noise task it then fails
+for what it lacks (evidence, reasoning), not as unparseable. Unlabelled prose (``The first bicarbonate was 27 mEq/L.``) is
 deliberately unparseable: guessing which number is the Answer would reward
 responses that ignore the required format.
 
@@ -78,6 +81,7 @@ _LABEL_LEAD = " \t>#*_"
 _LABEL_TRAIL = " \t*_"
 _LABEL_START = frozenset("aAfFrReE")
 _NULL = re.compile(r"^(?:null|none|n/a)((?:\s*(?:[.,;:(\-–—].*)?)?)$", re.I | re.S)
+_BARE_NULL = re.compile(r"(?i)null|none|n/a")
 _HEDGE_TO_VALUE = re.compile(
     r"(?i)\b(?:actually|probably|but|likely|estimate[ds]?|estimated|maybe|possibly|perhaps|approximately|"
     r"approx|guess|roughly|around|about)\b"
@@ -116,8 +120,8 @@ class ParsedResponse(NamedTuple):
             (1-based, sorted, unique, a new list each time), from
             ``[step N]`` forms in the Answer or Reasoning.
         error: why the response is unparseable, else ``None``.
-        format: ``tags``, ``json``, ``sections`` or ``table`` (a bare Markdown
-            table) (``""`` when unparseable).
+        format: ``tags``, ``json``, ``sections``, ``table`` (a bare Markdown
+            table) or ``bare`` (a bare NULL spelling) (``""`` when unparseable).
         answer_json: the decoded JSON value of the answer for JSON responses
             (lists and tables keep their structure), else ``None``.
     """
@@ -335,6 +339,8 @@ def parse(text: str) -> ParsedResponse:
             fmt = "sections"
     if answer is None and "|" in text and _only_table(text):
         answer, fmt = text.strip(), "table"
+    if answer is None and _BARE_NULL.fullmatch(_clean(text)):
+        return ParsedResponse(_clean(text), "", True, None, "bare", None)
     if answer is None:
         return ParsedResponse(
             "", "", False,
