@@ -76,3 +76,62 @@ def test_mcp_client_plays_one_episode_per_connection(synth_db: Path, synth_tasks
     assert tasks[1].question in seen["task"]
     *_, last = read_jsonl(out, Trajectory)
     assert last.task_id == tasks[1].task_id and last.final_response == "" and len(list(read_jsonl(out, Trajectory))) == 3
+
+
+async def _submit_split(args: list[str], script: Trajectory) -> str:
+    """Replay ``script``'s steps, then submit its Answer and Reasoning as two arguments."""
+    from verifier.parse import parse
+
+    command, prefix = _cli()
+    parsed = parse(script.final_response)
+    async with stdio_client(StdioServerParameters(command=command, args=prefix + ["serve-tools", *args])) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            await session.call_tool("get_task", {})
+            for step in script.steps:
+                name, key = ("run_sql", "query") if step.kind == "sql" else ("run_python", "code")
+                await session.call_tool(name, {key: step.code})
+            return _text(await session.call_tool("submit", {"answer": parsed.answer_text, "reasoning": parsed.reasoning}))
+
+
+def test_submit_keeps_a_separate_reasoning(synth_db: Path, synth_tasks: list[Task], tmp_path: Path):
+    """submit(answer="NULL", reasoning=...) records both: the Noise episode verifies as the oracle's."""
+    tasks = [t for t in pick_pairs(synth_tasks, 1) if t.condition == "noise"]
+    oracle = Trajectory.model_validate_json(episodes(synth_db, tasks, agents=("oracle",))[0])
+    tasks_file, out = tmp_path / "tasks.jsonl", tmp_path / "trajectories.jsonl"
+    tasks_file.write_text(tasks[0].model_dump_json() + "\n", encoding="utf-8")
+    said = asyncio.run(_submit_split(["--tasks", str(tasks_file), "--db", str(synth_db), "--out", str(out)], oracle))
+    assert said.startswith("Submitted")
+    (logged,) = read_jsonl(out, Trajectory)
+    assert logged.final_response.startswith("<answer>") and "<reasoning>" in logged.final_response
+    verdict = verify(logged, tasks[0], VerifyConfig(db_path=str(synth_db)))
+    assert verdict.success, verdict.reasons
+
+
+def test_connection_without_tool_calls_is_not_an_episode(synth_db: Path, synth_tasks: list[Task], tmp_path: Path):
+    """``serve-tools < /dev/null`` logs nothing and leaves its task for the next connection."""
+    import subprocess
+
+    tasks = pick_pairs(synth_tasks, 1)
+    tasks_file, out = tmp_path / "tasks.jsonl", tmp_path / "trajectories.jsonl"
+    tasks_file.write_text("".join(t.model_dump_json() + "\n" for t in tasks), encoding="utf-8")
+    command, prefix = _cli()
+    args = [command, *prefix, "serve-tools", "--tasks", str(tasks_file), "--db", str(synth_db), "--out", str(out)]
+    for _ in range(2):
+        subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+    assert not out.exists() or out.read_text(encoding="utf-8").strip() == ""
+    from verifier.adapters.mcp_server import pick_task
+
+    assert pick_task(tasks_file, out).task_id == tasks[0].task_id
+
+
+@pytest.mark.parametrize("answer, reasoning, expected", [
+    ("NULL", "no potassium in scope [step 2]", "<answer>NULL</answer><reasoning>no potassium in scope [step 2]</reasoning>"),
+    ("Answer: 4\nReasoning: counted", None, "Answer: 4\nReasoning: counted"),
+    ("4", "  ", "4"),
+    ("<answer>4</answer>", "counted", "<answer>4</answer>\n<reasoning>counted</reasoning>"),
+])
+def test_final_response_of_submit(answer: str, reasoning, expected: str) -> None:
+    from verifier.adapters.mcp_server import final_response
+
+    assert final_response(answer, reasoning) == expected

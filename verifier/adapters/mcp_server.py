@@ -11,12 +11,16 @@ serves one client connection, and each connection is **one episode**: the task i
 * ``run_sql(query)`` / ``run_python(code)``: a step of the episode (SQL under the verifier's
   rules on a read-only connection; Python in the confined worker), answered with what the
   environment shows (``[step N]`` then the output or the error);
-* ``submit(answer)``: the final response; ends the episode.
+* ``submit(answer, reasoning=None)``: the final response; ends the episode. With a ``reasoning``
+  the response is ``<answer>ANSWER</answer><reasoning>REASONING</reasoning>`` (the format the
+  environment's instructions ask for); without one, ``answer`` is the whole final response.
 
 When the episode ends (submission, the ``max_steps``-th tool call, or the client disconnecting
 without submitting: scored as an empty response) its trajectory is appended to ``--out`` and,
 with ``--verdicts``, its verdict to that file; the agent is never told the verdict. Nothing of
-the task's reference is exposed.
+the task's reference is exposed. A connection that ends without calling any tool (a client that
+never got going, ``serve-tools < /dev/null``) is not an episode: nothing is logged and its task stays
+available for the next connection.
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ class Episode:
         self.observation, _info = self.env.reset(task, trajectory_id=trajectory_id(task.task_id, 0),
                                                  metadata={"agent": "mcp"})
         self.logged = False
+        self.touched = False  # a tool was called: the connection is an episode
 
     def act(self, action: dict[str, Any]) -> str:
         """Apply one action; the observation (or a note that the episode is over)."""
@@ -84,8 +89,11 @@ class Episode:
         return obs
 
     def end(self) -> None:
-        """End the episode if it is still open (scored as an empty response) and log it."""
-        if not self.env.done:
+        """End the episode if it is still open (scored as an empty response) and log it.
+
+        A connection that never called a tool is not an episode: nothing is logged.
+        """
+        if self.touched and not self.env.done:
             self.act({"kind": "submit", "text": ""})
         self.env.close()
 
@@ -98,6 +106,26 @@ class Episode:
         if self.verdicts is not None:
             with JsonlAppender(self.verdicts) as log:
                 log.append(info["verdict"])
+
+
+def final_response(answer: str, reasoning: str | None) -> str:
+    """The final response ``submit`` records.
+
+    Args:
+        answer: the submitted Answer (or, without ``reasoning``, the whole response).
+        reasoning: the submitted Reasoning, or ``None``/blank.
+
+    Returns:
+        ``answer`` unchanged when there is no reasoning; else
+        ``<answer>ANSWER</answer><reasoning>REASONING</reasoning>`` (``answer`` kept as it is when it
+        already holds ``<answer>`` tags, with the reasoning tags appended).
+    """
+    if reasoning is None or not reasoning.strip():
+        return answer
+    tail = f"<reasoning>{reasoning.strip()}</reasoning>"
+    if "<answer" in answer.lower():
+        return f"{answer.rstrip()}\n{tail}"
+    return f"<answer>{answer.strip()}</answer>{tail}"
 
 
 def build_server(episode: Episode) -> Any:
@@ -116,30 +144,37 @@ def build_server(episode: Episode) -> Any:
 
     server = MCPServer("ehr-verifier", instructions=(
         "Answer a clinical question from a hospital database. Call get_task first; use run_sql and "
-        "run_python to look at the data; finish with submit(answer) holding an Answer (NULL when the "
-        "database cannot answer it) and a Reasoning."))
+        "run_python to look at the data; finish with submit(answer, reasoning): the Answer (NULL when "
+        "the database cannot answer it) and a Reasoning citing the steps that show it."))
 
     @server.tool()
     def get_task() -> str:
         """The task: instructions, the database schema and the question."""
+        episode.touched = True
         return episode.observation
 
     @server.tool()
     def run_sql(query: str) -> str:
         """Run one read-only SQL query (DuckDB dialect) on the hospital database and see the result."""
+        episode.touched = True
         return episode.act({"kind": "sql", "code": query})
 
     @server.tool()
     def run_python(code: str) -> str:
         """Run Python code; variables persist between calls; db.sql('SELECT ...') queries the database. Print what you want to see."""
+        episode.touched = True
         return episode.act({"kind": "python", "code": code})
 
     @server.tool()
-    def submit(answer: str) -> str:
-        """Submit the final response (an Answer, NULL when the database cannot answer, and a Reasoning); ends the episode."""
+    def submit(answer: str, reasoning: str | None = None) -> str:
+        """Submit the final response; ends the episode. ``answer``: the Answer only (NULL when the database
+        cannot answer the question); ``reasoning``: why, citing the steps that show it ([step N]). Both are
+        sent as <answer>...</answer><reasoning>...</reasoning>. Without ``reasoning``, ``answer`` is taken
+        as the whole final response (it must then hold the Answer and the Reasoning itself)."""
+        episode.touched = True
         if episode.env.done:
             return "Error: the episode is over; the first submission counts."
-        episode.act({"kind": "submit", "text": answer})
+        episode.act({"kind": "submit", "text": final_response(answer, reasoning)})
         return "Submitted. The episode is over."
 
     return server
