@@ -77,24 +77,8 @@ def _cli_errors(*extra: type[BaseException]) -> Iterator[None]:
         _fail(exc)
 
 
-#: DuckDB's storage magic: bytes 8..11 of every database file.
-_DUCKDB_MAGIC = b"DUCK"
-
-
-def _require_db(db: Path, option: str = "--db") -> None:
-    """Check up front that ``db`` is an existing DuckDB database file.
-
-    Raises:
-        SourceDataError: naming ``option`` and the path: not found, or not a DuckDB database.
-    """
-    from .contract import SourceDataError
-
-    if not db.is_file():
-        raise SourceDataError(db, f"{option}: DuckDB database file not found")
-    with open(db, "rb") as fh:
-        head = fh.read(12)
-    if head[8:12] != _DUCKDB_MAGIC:
-        raise SourceDataError(db, f"{option}: not a DuckDB database file (build one with `ehr-verifier build-db`)")
+from .cli_checks import require_db as _require_db  # noqa: E402 - checks of file arguments
+from .cli_checks import require_lines, require_out_dir, require_out_file, require_tasks  # noqa: E402
 
 
 @app.command("schema")
@@ -146,6 +130,7 @@ def rollout_cmd(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="openai agent: endpoint (default $OPENAI_BASE_URL)."),
     model: Optional[str] = typer.Option(None, "--model", help="openai agent: model (default $EHR_AGENT_MODEL)."),
     evidence_check: bool = typer.Option(False, "--evidence-check", help="openai agent: append the evidence-check instruction (prompt-only baseline)."),
+    id_prefix: str = typer.Option("", "--id-prefix", help="Prefix of trajectory ids (<prefix><task_id>#<k>), so several agents' files can be combined for `export --kind dpo`."),
 ) -> None:
     """Run an agent on tasks in the environment and log its trajectories (resumable)."""
     from rich.progress import (
@@ -158,7 +143,7 @@ def rollout_cmd(
 
     from .agents import AGENTS
     from .agents.rollout import rollout
-    from .contract import InputError, load_tasks
+    from .contract import InputError
     from .env import EnvConfig
 
     options: dict = {}
@@ -171,7 +156,7 @@ def rollout_cmd(
             if value < 1:
                 raise InputError(name, value, "must be >= 1")
         _require_db(db)
-        task_list = list(load_tasks(tasks).values())
+        task_list = list(require_tasks(tasks).values())
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[ok]} ok"), TimeElapsedColumn(), console=err_console,
@@ -185,7 +170,7 @@ def rollout_cmd(
 
             report = rollout(
                 agent, task_list, db, out, k=k, workers=workers, agent_options=options,
-                config=EnvConfig(max_steps=max_steps), verdicts_out=verdicts, on_episode=tick,
+                config=EnvConfig(max_steps=max_steps), verdicts_out=verdicts, on_episode=tick, id_prefix=id_prefix,
             )
             bar.update(job, completed=len(task_list) * k)
     console.print(f"{report.episodes} episodes run, {report.skipped} already in {out}; {report.seconds:.1f} s")
@@ -217,6 +202,7 @@ def make_tasks_cmd(
     rewrite = RewriteConfig(base_url=rewrite_url, model=rewrite_model) if rewrite_url else None
     with _cli_errors():
         _require_db(db)
+        require_out_file(out)  # before minutes of construction
         tasks, report = make_tasks(db, seed=seed, pairs=pairs, progress=True, rewrite=rewrite)
         n = write_tasks(tasks, out)
     print_summary(report, console)
@@ -298,16 +284,16 @@ def score_cmd(
         TimeElapsedColumn,
     )
 
-    from .contract import VerifyConfig, load_tasks
+    from .contract import VerifyConfig
     from .metrics import summarize
     from .scoring import plot_report, print_report, verify_file
 
     with _cli_errors(ImportError):
-        task_map = load_tasks(tasks)
+        task_map = require_tasks(tasks)
         _require_db(db)
+        require_out_dir(out)
         config = VerifyConfig(db_path=str(db), judge=_judge_config(judge, judge_url, judge_model))
-        with open(trajectories, "rb") as fh:
-            total = sum(1 for _ in fh)
+        total = require_lines(trajectories)
         out.mkdir(parents=True, exist_ok=True)
         with Progress(
             TextColumn("[bold]score"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[ok]} ok"),
@@ -348,8 +334,12 @@ def export_cmd(
     workers: int = typer.Option(1, "--workers", help="Worker processes when scoring."),
     max_pairs: Optional[int] = typer.Option(None, "--max-pairs-per-task", help="dpo: at most this many pairs per task."),
 ) -> None:
-    """Export training data: SFT chat examples or DPO preference pairs (the reference is never included)."""
-    from .contract import InputError, load_tasks
+    """Export training data: SFT chat examples or DPO preference pairs (the reference is never included).
+
+    Exits 1 when some trajectory lines could not be used (not JSON, not a trajectory, unknown task_id): they
+    are listed and the records of the others are still written; 2 on bad arguments.
+    """
+    from .contract import InputError
     from .scoring import (
         export_file,
         iter_lines,
@@ -363,7 +353,8 @@ def export_cmd(
             raise InputError("--kind", kind, "expected sft or dpo")
         if db is not None:
             _require_db(db)
-        task_map = load_tasks(tasks)
+        task_map = require_tasks(tasks)
+        require_lines(trajectories)
         if verdicts is not None:
             index = verdict_index(read_verdicts(verdicts))
         elif db is not None:
@@ -380,8 +371,17 @@ def export_cmd(
                 schema = schema_text(con)
             finally:
                 con.close()
-        n = export_file(kind, trajectories, task_map, out, verdicts=index, schema=schema, max_pairs_per_task=max_pairs)  # type: ignore[arg-type]
+        skipped: list[str] = []
+        n = export_file(kind, trajectories, task_map, out, verdicts=index, schema=schema, max_pairs_per_task=max_pairs,  # type: ignore[arg-type]
+                        skipped=skipped)
     console.print(f"wrote {n} {kind} record(s) to {out}")
+    if skipped:
+        for why in skipped[:20]:
+            err_console.print(f"  skipped {why}", highlight=False, soft_wrap=True, markup=False)
+        more = f" (first 20 listed)" if len(skipped) > 20 else ""
+        err_console.print(f"error: {len(skipped)} trajectory line(s) could not be used{more}; the records of the "
+                          f"others are in {out}", highlight=False, markup=False)
+        raise typer.Exit(1)
 
 
 @app.command("serve-tools")

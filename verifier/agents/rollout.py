@@ -160,6 +160,7 @@ def rollout(
     config: EnvConfig | None = None,
     verdicts_out: str | Path | None = None,
     on_episode: Callable[[Verdict], None] | None = None,
+    id_prefix: str = "",
 ) -> RolloutReport:
     """Run ``agent`` for ``k`` samples on every task and append trajectories to ``out``.
 
@@ -175,6 +176,9 @@ def rollout(
         config: environment settings.
         verdicts_out: optional JSONL of the environment's verdicts (same order as ``out``).
         on_episode: called with each verdict as it is logged (progress bars).
+        id_prefix: prepended to every trajectory id (``<prefix><task_id>#<i>``, in the trajectory and
+            its verdict), so that files of several agents can be concatenated for a DPO export, whose
+            verdicts are matched by id. Resuming reads task and sample, not the id.
 
     Returns:
         A ``RolloutReport`` over the episodes run now.
@@ -208,6 +212,11 @@ def rollout(
             if '"model_unreachable":true' in traj_json.replace(" ", ""):
                 report.unreachable += 1
                 return
+            if id_prefix:
+                traj = Trajectory.model_validate_json(traj_json)
+                tid = id_prefix + traj.trajectory_id
+                traj_json = traj.model_copy(update={"trajectory_id": tid}).model_dump_json()
+                verdict = Verdict.model_validate({**verdict.model_dump(), "trajectory_id": tid})
             tlog.append_text(traj_json)
             if vlog is not None:
                 vlog.append(verdict)

@@ -263,14 +263,20 @@ def _records(
     tasks: Mapping[str, Task],
     schema: str,
     max_pairs_per_task: int | None,
+    skipped: list[str] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """``export_records`` over ``(where, trajectory)`` items; ``where`` prefixes pairing errors."""
+    """``export_records`` over ``(where, trajectory)`` items; ``where`` prefixes pairing errors.
+
+    ``skipped`` (when given) receives ``"<where>why"`` for each trajectory of an unknown task.
+    """
     wins: dict[str, list[Trajectory]] = defaultdict(list)
     losses: dict[str, list[Trajectory]] = defaultdict(list)
     order: list[str] = []
     for where, traj in located:
         v = verdicts.get(traj.trajectory_id)
         task = tasks.get(traj.task_id)
+        if task is None and skipped is not None:
+            skipped.append(f"{where}task_id {traj.task_id!r} is not in the tasks file")
         if v is None or task is None or "error" in v:
             continue
         check_pairing(traj, v, task, where=where)
@@ -318,6 +324,7 @@ def export_file(
     verdicts: Mapping[str, Mapping[str, Any]],
     schema: str = "",
     max_pairs_per_task: int | None = None,
+    skipped: list[str] | None = None,
 ) -> int:
     """Write ``export_records`` to ``out`` as JSONL; returns the number of lines.
 
@@ -336,6 +343,8 @@ def export_file(
         verdicts: ``{trajectory_id: verdict record}`` (``verdict_index``).
         schema: schema description for the opening message.
         max_pairs_per_task: DPO cap per task (``None``: no cap; else >= 1).
+        skipped: when given, receives one ``"<path>:line N: why"`` per line that could not be used
+            (not UTF-8, not a valid trajectory, or a task_id not in ``tasks``), so callers can report them.
 
     Raises:
         InputError: ``max_pairs_per_task`` < 1 (field ``max_pairs_per_task``,
@@ -361,18 +370,23 @@ def export_file(
                 if tid is not None:
                     raise InputError(exc.field, exc.value, f"{exc.message}; the verdict of trajectory_id {tid!r} "
                                      "pairs with this line, so it cannot be skipped") from None
+                if skipped is not None:
+                    skipped.append(f"{trajectories_path}:line {n}: not UTF-8")
                 continue
             if not line.strip():
                 continue
             try:
                 traj = validate(Trajectory, line)
-            except InputError:
+            except InputError as exc:
+                if skipped is not None:
+                    skipped.append(f"{trajectories_path}:line {n}: not a trajectory ({exc.message[:120]})")
                 continue
             if traj.trajectory_id in first_line:
                 raise InputError(
                     f"{trajectories_path}:line {n}: trajectory_id", traj.trajectory_id,
                     f"duplicated trajectory_id (first at line {first_line[traj.trajectory_id]}); verdicts are "
-                    "matched by id, so give every trajectory a unique id (e.g. prefix each agent's ids)",
+                    "matched by id, so give every trajectory a unique id (roll each agent out with its own "
+                    "`ehr-verifier rollout --id-prefix AGENT-`)",
                 )
             first_line[traj.trajectory_id] = n
             yield f"{trajectories_path}:line {n}: ", traj
@@ -385,7 +399,7 @@ def export_file(
     n = 0
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
-            for rec in _records(kind, trajs(), verdicts, tasks, schema, max_pairs_per_task):
+            for rec in _records(kind, trajs(), verdicts, tasks, schema, max_pairs_per_task, skipped):
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 n += 1
         tmp.replace(out)
@@ -444,8 +458,9 @@ def verdict_index(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, A
 
     Raises:
         InputError: two verdicts share a ``trajectory_id`` (field
-            ``verdict N: trajectory_id``, N counting records from 1, i.e. the
-            line of ``verdicts.jsonl`` and of the scored trajectories file).
+            ``trajectory N: trajectory_id``, N counting records from 1, i.e. the
+            line of ``verdicts.jsonl`` and of the scored trajectories file; the
+            message suggests ``rollout --id-prefix``).
     """
     from ..contract import InputError
 
@@ -456,7 +471,9 @@ def verdict_index(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, A
             continue
         tid = str(r["trajectory_id"])
         if tid in index:
-            raise InputError(f"verdict {n}: trajectory_id", tid,
-                             f"duplicated trajectory_id (first at verdict {first[tid]}); give every trajectory a unique id")
+            raise InputError(f"trajectory {n}: trajectory_id", tid,
+                             f"duplicated trajectory_id (first at trajectory {first[tid]} of the scored file); verdicts "
+                             "are matched by id, so give every trajectory a unique id (roll each agent out with its "
+                             "own `ehr-verifier rollout --id-prefix AGENT-`)")
         index[tid], first[tid] = dict(r), n
     return index
