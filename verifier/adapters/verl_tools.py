@@ -72,8 +72,10 @@ def tool_config_yaml(db: str | Path, *, tasks: str | Path | None = None, max_ste
     """The tool-config YAML verl reads at ``actor_rollout_ref.rollout.multi_turn.tool_config_path``.
 
     Args:
-        db: the DuckDB database the tools query (written as given; verl resolves nothing in it).
-        tasks: optional tasks JSONL, for rows whose ``create_kwargs`` carry only a ``task_id``.
+        db: the DuckDB database the tools query; written as an absolute path (verl's workers do not
+            start in the folder the YAML was written from, so a relative path would not resolve).
+        tasks: optional tasks JSONL, for rows whose ``create_kwargs`` carry only a ``task_id``
+            (absolute, as ``db``).
         max_steps: optional tool-call limit per episode (``EnvConfig.max_steps``).
 
     Returns:
@@ -82,9 +84,9 @@ def tool_config_yaml(db: str | Path, *, tasks: str | Path | None = None, max_ste
     """
     import yaml
 
-    config: dict[str, Any] = {"type": "native", "db": str(db)}
+    config: dict[str, Any] = {"type": "native", "db": str(Path(db).resolve())}
     if tasks is not None:
-        config["tasks"] = str(tasks)
+        config["tasks"] = str(Path(tasks).resolve())
     if max_steps is not None:
         config["max_steps"] = int(max_steps)
     classes = {"run_sql": "EHRSqlTool", "run_python": "EHRPythonTool"}
