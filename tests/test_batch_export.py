@@ -76,7 +76,8 @@ def test_export_command_from_verdicts_file(scored, demo_db: Path, tmp_path: Path
         out = tmp_path / f"{kind}.jsonl"
         res = CliRunner().invoke(app, ["export", "--kind", kind, "--tasks", str(tasks_file), "--trajectories", str(traj_file),
                                        "--verdicts", str(verd_file), "--out", str(out)])
-        assert res.exit_code == 0, res.output
+        # the broken line is reported and the run exits 1, after writing every usable record
+        assert res.exit_code == 1 and f"line {len(trajs) + 1}" in " ".join(res.output.split()), res.output
         lines = out.read_text().splitlines()
         assert lines and len(lines) == len(list(export_records(kind, trajs, verdicts, tasks)))
     res = CliRunner().invoke(app, ["export", "--kind", "sft", "--tasks", str(tasks_file), "--trajectories", str(traj_file), "--out", str(tmp_path / "x")])
@@ -104,7 +105,8 @@ def test_duplicate_trajectory_ids_fail_naming_id_and_line(scored, tmp_path: Path
 
     with pytest.raises(InputError, match="duplicated trajectory_id") as exc:
         verdict_index(renamed_verdicts)
-    assert exc.value.value == dup_id and exc.value.field == f"verdict {dup_at + 1}: trajectory_id"
+    assert exc.value.value == dup_id and exc.value.field == f"trajectory {dup_at + 1}: trajectory_id"
+    assert "--id-prefix" in exc.value.message
     first_only = verdict_index(renamed_verdicts[:dup_at])
     out = tmp_path / "sft.jsonl"
     out.write_text("previous\n")
