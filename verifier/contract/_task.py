@@ -187,6 +187,10 @@ class Task(BaseModel):
         reference: the hidden reference.
         dataset_now: optional time "now" means for this task's SQLite/PostgreSQL evidence
             (overrides ``VerifyConfig.dataset_now``).
+        db_fingerprint: the fingerprint of the database the task was built on
+            (``verifier.database.database_fingerprint``: ``db<scheme>:<16-64 hex>``), recorded by
+            ``make-tasks``; ``verify`` raises ``InputError`` on a database with another one.
+            Optional: task files without it load and are scored unchecked.
 
     Raises:
         pydantic.ValidationError: on construction from bad input, naming the
@@ -207,6 +211,7 @@ class Task(BaseModel):
     track: Literal["in_domain", "structure_disjoint"] = "in_domain"
     reference: Reference
     dataset_now: dt.datetime | None = None
+    db_fingerprint: str | None = Field(default=None, pattern=r"^db[0-9]+:[0-9a-f]{16,64}$")
 
     @model_validator(mode="after")
     def _consistent(self) -> "Task":
