@@ -11,7 +11,15 @@ parsed, config) -> (reasons, details)`` (imported lazily), which runs the Noise
 passes in the order of ARCHITECTURE.md section 4.
 
 Layer (ARCHITECTURE.md section 9): imports ``verifier.abstention``, ``verifier.match``,
-``verifier.parse`` and ``verifier.contract``; the environment, scoring and adapters import it.
+``verifier.parse``, ``verifier.contract`` and (lazily, for ``Task.db_fingerprint``)
+``verifier.database``; the environment, scoring and adapters import it.
+
+The database (before both): a task recording the fingerprint of the database it was built
+on (``Task.db_fingerprint``) is checked against the configured database
+(``VerifyConfig.db_path`` / ``$EHR_VERIFIER_DB``, when one is set and exists); another
+database raises ``InputError`` naming ``VerifyConfig.db_path`` and both fingerprints: scored
+there, honest abstentions looked fabricated. After the first call per database file and
+process the check is an ``os.stat`` and a dictionary lookup.
 
 Bounds (before both): a trajectory beyond a cap of ``config.limits`` (final response,
 bracket nesting, steps, query, code and output sizes; checked before parsing) or whose
@@ -28,12 +36,13 @@ raise ``InputError``.
 
 from __future__ import annotations
 
+import os
 import traceback
 from typing import Any
 
 from pydantic import ValidationError
 
-from .contract import InputError, ReasonCode, Task, Trajectory, Verdict, VerifyConfig
+from .contract import InputError, ReasonCode, SourceDataError, Task, Trajectory, Verdict, VerifyConfig
 from .match.dispatch import match_answer
 from .parse import ParsedResponse, parse
 
@@ -156,6 +165,29 @@ def _log_warning(verdict: Verdict, traj: Trajectory) -> Verdict:
     return verdict
 
 
+def _check_database(task: Task, config: VerifyConfig) -> None:
+    """Raise ``InputError`` when ``task`` was built on another database than ``config``'s.
+
+    Skipped when the task has no fingerprint or no database is configured; a configured
+    file that does not exist is left to the Noise path, which reports it (a Clean task
+    needs no database).
+    """
+    path = config.resolved_db_path()
+    if path is None:
+        return
+    db = str(path)
+    from .database import database_fingerprint, mismatch_message
+
+    try:
+        actual = database_fingerprint(db)
+    except SourceDataError as exc:
+        if os.path.isfile(db):  # exists but cannot be read: a configuration error as well
+            raise InputError("VerifyConfig.db_path", db, f"cannot read the database to check Task.db_fingerprint: {exc.message}") from exc
+        return
+    if actual != task.db_fingerprint:
+        raise InputError("VerifyConfig.db_path", db, mismatch_message(task.db_fingerprint or "", actual, db))
+
+
 def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfig | None = None) -> Verdict:
     """Decide whether ``trajectory`` succeeded on ``task``.
 
@@ -171,7 +203,9 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
 
     Raises:
         InputError: ``trajectory`` or ``task`` is not a valid object/dict, the
-        trajectory answers another task, or (Noise) no database is configured.
+        trajectory answers another task, (Noise) no database is configured, or the task
+        records the fingerprint of another database than the configured one
+        (``Task.db_fingerprint``; field ``VerifyConfig.db_path``, both fingerprints named).
         Never raised for a bad response: one beyond a cap of ``config.limits`` fails
         with ``INPUT_TOO_LARGE`` (``details["input_too_large"]`` names the cap). A
         trajectory read from a foreign log (``verifier.logs.read_log``) from which no step could be read gets the reader's
@@ -182,6 +216,8 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
     if traj.task_id != tsk.task_id:
         raise InputError("trajectory.task_id", traj.task_id, f"does not match task.task_id {tsk.task_id!r}")
     cfg = config or _DEFAULT_CONFIG
+    if tsk.db_fingerprint is not None:
+        _check_database(tsk, cfg)
     try:
         over = cfg.limits.check_trajectory(traj)
         if over is not None:

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from ..contract import InputError, Task, write_jsonl
+from ..database import database_fingerprint
 from .engine import Pair, ProgramRunner
 from .overlay import Overlay
 from .report import ConstructionReport, merge_counts
@@ -71,7 +72,9 @@ def make_tasks(
             see ``rewrite.py``: a rewrite that loses an anchor is discarded).
 
     Returns:
-        (tasks sorted by split, program, pair_id, clean before noise; the report).
+        (tasks sorted by split, program, pair_id, clean before noise; the report). Every task
+        records ``db_fingerprint``, the fingerprint of ``db_path``
+        (``verifier.database.database_fingerprint``), so scoring can refuse another database.
 
     Raises:
         InputError: ``pairs`` < 1.
@@ -113,7 +116,8 @@ def make_tasks(
     if pairs is not None:
         kept = _trim(kept, pairs, seed)
     report.dropped_for_balance = dropped
-    tasks = [t for p in kept for t in (p.clean, p.noise)]
+    fingerprint = database_fingerprint(db_path)
+    tasks = [t.model_copy(update={"db_fingerprint": fingerprint}) for p in kept for t in (p.clean, p.noise)]
     if rewrite is not None:
         report.rewrites = rewrite_questions(tasks, rewrite)
     tasks.sort(key=lambda t: (t.split, t.program, t.pair_id, t.condition))
