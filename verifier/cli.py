@@ -144,6 +144,7 @@ def rollout_cmd(
     from .agents import AGENTS
     from .agents.rollout import rollout
     from .contract import InputError
+    from .database import check_tasks_database
     from .env import EnvConfig
 
     options: dict = {}
@@ -157,6 +158,7 @@ def rollout_cmd(
                 raise InputError(name, value, "must be >= 1")
         _require_db(db)
         task_list = list(require_tasks(tasks).values())
+        check_tasks_database(task_list, db)  # before any episode: tasks of another database are refused
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[ok]} ok"), TimeElapsedColumn(), console=err_console,
@@ -272,7 +274,8 @@ def score_cmd(
 ) -> None:
     """Score trajectories: DIR/verdicts.jsonl (one line per input line), DIR/summary.json, DIR/report.png.
 
-    Exits 1 when any input line could not be scored (its error record is still written), 2 on bad arguments.
+    Exits 1 when any input line could not be scored (its error record is still written), 2 on bad arguments
+    (tasks whose db_fingerprint is not --db's included: checked before scoring starts).
     """
     import json
 
@@ -285,6 +288,7 @@ def score_cmd(
     )
 
     from .contract import VerifyConfig
+    from .database import check_tasks_database
     from .metrics import summarize
     from .scoring import plot_report, print_report, verify_file
 
@@ -292,6 +296,7 @@ def score_cmd(
         task_map = require_tasks(tasks)
         _require_db(db)
         require_out_dir(out)
+        check_tasks_database(task_map.values(), db)  # before scoring: tasks of another database are refused
         config = VerifyConfig(db_path=str(db), judge=_judge_config(judge, judge_url, judge_model))
         total = require_lines(trajectories)
         out.mkdir(parents=True, exist_ok=True)
@@ -337,9 +342,11 @@ def export_cmd(
     """Export training data: SFT chat examples or DPO preference pairs (the reference is never included).
 
     Exits 1 when some trajectory lines could not be used (not JSON, not a trajectory, unknown task_id): they
-    are listed and the records of the others are still written; 2 on bad arguments.
+    are listed and the records of the others are still written; 2 on bad arguments (tasks whose db_fingerprint
+    is not --db's included).
     """
     from .contract import InputError
+    from .database import check_tasks_database
     from .scoring import (
         export_file,
         iter_lines,
@@ -355,6 +362,8 @@ def export_cmd(
             _require_db(db)
         task_map = require_tasks(tasks)
         require_lines(trajectories)
+        if db is not None:
+            check_tasks_database(task_map.values(), db)  # its schema text and scores must be the tasks' database
         if verdicts is not None:
             index = verdict_index(read_verdicts(verdicts))
         elif db is not None:

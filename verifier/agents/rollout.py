@@ -184,7 +184,9 @@ def rollout(
         A ``RolloutReport`` over the episodes run now.
 
     Raises:
-        InputError: ``k`` or ``workers`` < 1, unknown agent, duplicate task ids.
+        InputError: ``k`` or ``workers`` < 1, unknown agent, duplicate task ids, or tasks
+            whose ``db_fingerprint`` is not ``db_path``'s (checked before any episode runs;
+            ``verifier.database.check_tasks_database``).
     """
     from . import AGENTS, make_agent
 
@@ -198,6 +200,9 @@ def rollout(
     ids = [t.task_id for t in task_list]
     if len(set(ids)) != len(ids):
         raise InputError("tasks", next(i for i in ids if ids.count(i) > 1), "duplicated task_id")
+    from ..database import check_tasks_database
+
+    check_tasks_database(task_list, db_path, field="db_path")
     config = config or EnvConfig()
     options = dict(agent_options or {})
     done = existing_keys(out)
