@@ -19,7 +19,7 @@ on (``Task.db_fingerprint``) is checked against the configured database
 (``VerifyConfig.db_path`` / ``$EHR_VERIFIER_DB``, when one is set and exists); another
 database raises ``InputError`` naming ``VerifyConfig.db_path`` and both fingerprints: scored
 there, honest abstentions looked fabricated. After the first call per database file and
-process the check is an ``os.stat`` and a dictionary lookup.
+process the check is a dictionary lookup (the file is looked at again at most once a second).
 
 Bounds (before both): a trajectory beyond a cap of ``config.limits`` (final response,
 bracket nesting, steps, query, code and output sizes; checked before parsing) or whose
@@ -165,26 +165,36 @@ def _log_warning(verdict: Verdict, traj: Trajectory) -> Verdict:
     return verdict
 
 
+_fingerprint_of: Any = None  # verifier.database.recent_fingerprint, imported on first use
+
+
 def _check_database(task: Task, config: VerifyConfig) -> None:
     """Raise ``InputError`` when ``task`` was built on another database than ``config``'s.
 
-    Skipped when the task has no fingerprint or no database is configured; a configured
-    file that does not exist is left to the Noise path, which reports it (a Clean task
-    needs no database).
+    Skipped when no database is configured; a configured file that does not exist is left
+    to the Noise path, which reports it (a Clean task needs no database). After the first
+    call per database and process: a dictionary lookup (``recent_fingerprint``).
     """
-    path = config.resolved_db_path()
-    if path is None:
-        return
-    db = str(path)
-    from .database import database_fingerprint, mismatch_message
+    global _fingerprint_of
+    db = config.db_path
+    if db is None:
+        path = config.resolved_db_path()  # $EHR_VERIFIER_DB
+        if path is None:
+            return
+        db = str(path)
+    if _fingerprint_of is None:
+        from .database import recent_fingerprint
 
+        _fingerprint_of = recent_fingerprint
     try:
-        actual = database_fingerprint(db)
+        actual = _fingerprint_of(db)
     except SourceDataError as exc:
         if os.path.isfile(db):  # exists but cannot be read: a configuration error as well
             raise InputError("VerifyConfig.db_path", db, f"cannot read the database to check Task.db_fingerprint: {exc.message}") from exc
         return
     if actual != task.db_fingerprint:
+        from .database import mismatch_message
+
         raise InputError("VerifyConfig.db_path", db, mismatch_message(task.db_fingerprint or "", actual, db))
 
 

@@ -22,12 +22,13 @@ from ._fingerprint import (
     compute_fingerprint,
     database_fingerprint,
     mismatch_message,
+    recent_fingerprint,
 )
 from ._schema_doc import describe_schema, schema_text
 from ._schema_map import table_by_name, table_by_source
 
 __all__ = [
     "ADMISSION_AGE", "FINGERPRINT_SCHEME", "MEDS_LACKS", "check_tasks_database", "compute_fingerprint",
-    "database_fingerprint", "mismatch_message", "TableSpec", "build_database", "column_plan", "describe_schema",
+    "database_fingerprint", "mismatch_message", "recent_fingerprint", "TableSpec", "build_database", "column_plan", "describe_schema",
     "find_csv", "print_summary", "schema_tables", "schema_text", "table_by_name", "table_by_source",
 ]
