@@ -144,8 +144,14 @@ def _basic(text: str) -> str:
     return " ".join(text.split())
 
 
+@lru_cache(maxsize=8192)
 def normalise(text: str) -> str:
-    """Normalised text for matching (see module docstring)."""
+    """Normalised text for matching (see module docstring).
+
+    Memoised (a pure function of ``text`` and the rules): a task's key terms, question and
+    statement are normalised once per process, not once per trajectory and check (issue 15:
+    the reasoning check's per-trajectory cost; at most 8,192 strings are kept).
+    """
     out = normalise_numbers(_basic(text))
     for pattern, repl in rules().synonyms:
         out = pattern.sub(repl, out)
