@@ -140,8 +140,7 @@ def _compute(db_path: str | os.PathLike[str], task: Task, key: tuple[Any, ...]) 
     named = task_named_values(task)
     con = thread_connection(db_path)
     db_key = resolved_path(str(db_path))
-    tables = _cached(("tables", db_key), lambda: {r[0].lower(): {c.lower() for c in r[1]} for r in con.execute(
-        "SELECT table_name, list(column_name) FROM duckdb_columns() WHERE schema_name = 'main' GROUP BY table_name").fetchall()})
+    tables = _tables(con, db_key)
     seed = witness_key(witness)
     if task.scope == "population":
         mapping = _population_mapping(con, db_key, tables, witness, named, seed, _content_words(task.question))
@@ -153,19 +152,8 @@ def _compute(db_path: str | os.PathLike[str], task: Task, key: tuple[Any, ...]) 
     introduced: set[str] = set()
     replaced: set[str] = set()
     if mapping:
-        result = []
-        for w in witness:
-            rows = []
-            for row in w.rows:
-                new = {c: mapping.get((w.table.lower(), c.lower(), _hashable(v)), v) for c, v in row.items()}
-                if task.scope == "population":
-                    new = _relabel(con, db_key, tables, w.table.lower(), row, new)
-                for c, v in row.items():
-                    if new[c] != v:
-                        introduced.add(str(new[c]).lower())
-                        replaced.add(str(v).lower())
-                rows.append(new)
-            result.append(WitnessTable(table=w.table, mode="insert", rows=rows))
+        result, introduced, replaced = _remapped(con, db_key, tables, witness, mapping,
+                                                 relabel=task.scope == "population", drop_unchanged=False)
     if len(_CACHE) >= 4096:
         _CACHE.clear()
     _CACHE[key] = (result, frozenset(introduced), frozenset(replaced - introduced))
@@ -192,32 +180,53 @@ def item_nuisance(db_path: str | os.PathLike[str], task: Task,
         return None if found[0] is None else found  # type: ignore[return-value]
     con = thread_connection(db_path)
     db_key = resolved_path(str(db_path))
-    tables = _cached(("tables", db_key), lambda: {r[0].lower(): {c.lower() for c in r[1]} for r in con.execute(
-        "SELECT table_name, list(column_name) FROM duckdb_columns() WHERE schema_name = 'main' GROUP BY table_name").fetchall()})
+    tables = _tables(con, db_key)
     mapping = _population_mapping(con, db_key, tables, witness, task_named_values(task), witness_key(witness) + "|item",
                                   _content_words(task.question), skip=ENTITY_COLUMNS)
     result: list[WitnessTable] | None = None
     introduced: set[str] = set()
     replaced: set[str] = set()
     if mapping:
-        result = []
-        for w in witness:
-            rows = []
-            for row in w.rows:
-                new = _relabel(con, db_key, tables, w.table.lower(), row,
-                               {c: mapping.get((w.table.lower(), c.lower(), _hashable(v)), v) for c, v in row.items()})
-                if new == row:
-                    continue  # an unchanged witness row would meet the requirement: never part of a nuisance
-                introduced.update(str(new[c]).lower() for c in row if new[c] != row[c])
-                replaced.update(str(row[c]).lower() for c in row if new[c] != row[c])
-                rows.append(new)
-            if rows:
-                result.append(WitnessTable(table=w.table, mode="insert", rows=rows))
+        # an unchanged witness row would meet the requirement: never part of a nuisance
+        result, introduced, replaced = _remapped(con, db_key, tables, witness, mapping, relabel=True, drop_unchanged=True)
         result = result or None
     if len(_CACHE) >= 4096:
         _CACHE.clear()
     _CACHE[key] = (result, frozenset(introduced), frozenset(replaced - introduced))
     return None if result is None else _CACHE[key]  # type: ignore[return-value]
+
+
+def _tables(con: Any, db_key: str) -> dict[str, set[str]]:
+    """``{table: its column names}`` (lower case) of the database's ``main`` schema, cached per file."""
+    return _cached(("tables", db_key), lambda: {r[0].lower(): {c.lower() for c in r[1]} for r in con.execute(
+        "SELECT table_name, list(column_name) FROM duckdb_columns() WHERE schema_name = 'main' GROUP BY table_name").fetchall()})
+
+
+def _remapped(con: Any, db_key: str, tables: dict[str, set[str]], witness: Sequence[WitnessTable],
+              mapping: dict[tuple[str, str, Any], Any], *, relabel: bool,
+              drop_unchanged: bool) -> tuple[list[WitnessTable], set[str], set[str]]:
+    """``witness`` rows with ``mapping`` ((table, column, value) -> new value) applied, their labels
+    replaced too when ``relabel``, and rows left unchanged dropped when ``drop_unchanged`` (a table
+    left with no row is then left out). Returns ``(tables to insert, introduced values, replaced
+    values)``, values as lower-cased text."""
+    result: list[WitnessTable] = []
+    introduced: set[str] = set()
+    replaced: set[str] = set()
+    for w in witness:
+        rows = []
+        for row in w.rows:
+            new = {c: mapping.get((w.table.lower(), c.lower(), _hashable(v)), v) for c, v in row.items()}
+            if relabel:
+                new = _relabel(con, db_key, tables, w.table.lower(), row, new)
+            if drop_unchanged and new == row:
+                continue
+            changed = [c for c in row if new[c] != row[c]]
+            introduced.update(str(new[c]).lower() for c in changed)
+            replaced.update(str(row[c]).lower() for c in changed)
+            rows.append(new)
+        if rows or not drop_unchanged:
+            result.append(WitnessTable(table=w.table, mode="insert", rows=rows))
+    return result, introduced, replaced
 
 
 def _content_words(text: str) -> frozenset[str]:
