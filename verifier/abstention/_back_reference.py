@@ -114,7 +114,7 @@ def _bounded(text: str, m: re.Match[str]) -> bool:
     return rules().bound_before.search(text, max(0, m.start("num") - 16), m.start("num")) is not None
 
 
-def _counts(text: str, start: int, end: int, known: set[float], given: str) -> list[re.Match[str]]:
+def _counts(text: str, start: int, end: int, known: set[float] | frozenset[float], given: str) -> list[re.Match[str]]:
     """Counts and aggregates in ``text[start:end]``, except a count phrase the question holds, an
     aggregate of a number the question states, and a number right after a bound."""
     r = rules()
@@ -149,7 +149,7 @@ def _points_at_units(text: str, pos: int, n: int) -> bool:
     return max(others, default=-1) <= last_allowed
 
 
-def back_references(text: str, n: int, known: set[float], given: str = "") -> list[str]:
+def back_references(text: str, n: int, known: set[float] | frozenset[float], given: str = "") -> list[str]:
     """Counts and aggregates over the ``n`` eligible units stated by referring back to them.
 
     Args:

@@ -330,6 +330,34 @@ def _holders(con: Any, tables: dict[str, set[str]], witness: Sequence[WitnessTab
     return out
 
 
+def _indexed(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], list[dict[Any, list[int]]]]:
+    """``(rows, positions)``: ``positions[i][v]`` lists (ascending) the indices of the rows whose
+    ``i``-th value is ``v``; built once per cached entity listing."""
+    positions: list[dict[Any, list[int]]] = [{} for _ in (rows[0] if rows else ())]
+    for n, row in enumerate(rows):
+        for i, v in enumerate(row):
+            positions[i].setdefault(v, []).append(n)
+    return rows, positions
+
+
+def _pick_avoiding(rows: list[tuple[Any, ...]], positions: list[dict[Any, list[int]]],
+                   avoid: list[set[Any]], seed: str) -> tuple[Any, ...] | None:
+    """``_pick`` over the rows none of whose ``i``-th values is in ``avoid[i]``, in their order
+    (``None`` when there are none), without listing those rows: the excluded ones are found
+    through ``positions`` (a task avoids a handful of ids among up to ``MAX_ENTITIES`` rows)."""
+    excluded = sorted({n for i, values in enumerate(avoid) for v in values for n in positions[i].get(v, ())})
+    left = len(rows) - len(excluded)
+    if left <= 0:
+        return None
+    digest = hashlib.sha256(seed.encode()).digest()
+    k = int.from_bytes(digest[:8], "big") % left  # the k-th row that is not excluded, as _pick
+    for n in excluded:
+        if n > k:
+            break
+        k += 1
+    return rows[k]
+
+
 def _entity_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witness: Sequence[WitnessTable],
                     named: frozenset[str], seed: str, exclude_patients: frozenset[int] | set[int] | None = frozenset()) -> dict[tuple[str, str, Any], Any]:
     """``{(table, column, old value): new value}`` moving the witness's existing entity ids
@@ -357,13 +385,13 @@ def _entity_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witness:
         # never an entity the witness or the task names, at any level
         avoid = {c: values.get(c, set()) | {int(s) for s in named if s.lstrip("-").isdigit()} for c in cols}
         avoid["patientid"] = avoid.get("patientid", set()) | set(exclude_patients)
-        rows = _cached(("entities", db_key, table), lambda: con.execute(
+        rows, positions = _cached(("entities", db_key, table), lambda: _indexed(con.execute(
             f"SELECT {', '.join(_q(c) for c in cols)} FROM {_q(table)} WHERE "
-            + " AND ".join(f"{_q(c)} IS NOT NULL" for c in cols) + f" ORDER BY 1 LIMIT {MAX_ENTITIES}").fetchall())
-        candidates = [r for r in rows if not any(v in avoid[c] for c, v in zip(cols, r))]
-        if not candidates:
+            + " AND ".join(f"{_q(c)} IS NOT NULL" for c in cols) + f" ORDER BY 1 LIMIT {MAX_ENTITIES}").fetchall()))
+        picked = _pick_avoiding(rows, positions, [avoid[c] for c in cols], seed + "|" + table)
+        if picked is None:
             return {}
-        decoy = dict(zip(cols, _pick(candidates, seed + "|" + table)))
+        decoy = dict(zip(cols, picked))
         # move every existing id at this level and above; invented ids stay
         present = {entity: existing}
         for c in cols[1:]:

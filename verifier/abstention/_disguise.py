@@ -99,7 +99,8 @@ def rules() -> DisguiseRules:
 def normalise_notation(text: str) -> str:
     """``text`` with compatibility digits (superscripts, subscripts, full-width) as ASCII digits and
     stand-alone upper-case roman numerals II-IV as digits (not after an exempt word)."""
-    text = "".join(unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch for ch in text)
+    if not text.isascii():
+        text = "".join(unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch for ch in text)
     r = rules()
 
     def roman(m: re.Match[str]) -> str:
@@ -139,7 +140,7 @@ def tight_bounds(text: str, given: str) -> list[str]:
     return found
 
 
-def fractions(text: str, n: int, known: set[float]) -> list[str]:
+def fractions(text: str, n: int, known: set[float] | frozenset[float]) -> list[str]:
     """``n`` stated as a part of a total ("2 of 40 admissions")."""
     return [m.group(0) for m in rules().fraction.finditer(text)
             if int(m.group("n")) == n and float(m.group("m")) > n and float(m.group("m")) not in known - {float(n)}

@@ -206,9 +206,16 @@ def foreign_concepts(reasoning: str, requirement: UnmetRequirement, question: st
     """Requirement concepts of other programs (``[reasoning.specificity]``) that ``reasoning`` names
     and the task's own question, statement and key terms do not (sorted names)."""
     text = normalise(reasoning or "")
-    own = normalise(" ".join([question, requirement.statement, *requirement.key_terms]))
+    own = _own_concepts(normalise(" ".join([question, requirement.statement, *requirement.key_terms])))
     return [name for name, pats in rules().concepts
-            if any(p.search(text) for p in pats) and not any(p.search(own) for p in pats)]
+            if name not in own and any(p.search(text) for p in pats)]
+
+
+@lru_cache(maxsize=4096)
+def _own_concepts(own: str) -> frozenset[str]:
+    """The requirement concepts (``[reasoning.specificity]``) a task's own normalised text names
+    (the same for every response to the task)."""
+    return frozenset(name for name, pats in rules().concepts if any(p.search(own) for p in pats))
 
 
 def check_reasoning(reasoning: str, requirement: UnmetRequirement, question: str = "") -> tuple[bool, dict[str, Any]]:
@@ -287,8 +294,9 @@ _BARE_NUMBER = re.compile(r"^[\d. ]+$")
 _ITEM_AFTER = r"\s*\((?:lab |icu |chart )?item(?: ?id)?[ #:]*(\d+)\)"
 
 
-def _item_ids(term: str, where: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def _item_ids(term: str, where: str) -> tuple[str, ...]:
     """The item ids that ``where`` (the requirement's statement and the question) writes right after
-    ``term``: "% Hemoglobin A1c (itemid 50852)" -> ["50852"]; an agent naming the item by its id
-    names the term."""
-    return re.findall(re.escape(term) + _ITEM_AFTER, where, flags=re.I)
+    ``term``: "% Hemoglobin A1c (itemid 50852)" -> ("50852",); an agent naming the item by its id
+    names the term. Memoised: both depend on the task only."""
+    return tuple(re.findall(re.escape(term) + _ITEM_AFTER, where, flags=re.I))

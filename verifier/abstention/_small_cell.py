@@ -158,13 +158,23 @@ def _remove_entities(text: str, entities: tuple[str, ...] | list[str], n: int) -
     Only names with a digit matter; a name that itself states the count n
     ("3 patients") is never removed, so it cannot hide a disclosure.
     """
+    for pattern in _entity_patterns(tuple(entities), n):
+        text = pattern.sub(" ", text)
+    return text
+
+
+@lru_cache(maxsize=4096)
+def _entity_patterns(entities: tuple[Any, ...], n: int) -> list[re.Pattern[str]]:
+    """The compiled patterns of ``_remove_entities`` for a task's names (longest first), once per
+    task and count."""
     names = sorted({e.strip() for e in entities if isinstance(e, str) and any(c.isdigit() for c in e)}, key=len, reverse=True)
+    out = []
     for name in names:
         if not name or _counts_in(name, n):
             continue
         pattern = r"\s+".join(re.escape(w) for w in name.split())
-        text = re.sub(rf"(?<![\w]){pattern}(?![\w])" if name[-1].isalnum() else rf"(?<![\w]){pattern}", " ", text, flags=re.I)
-    return text
+        out.append(re.compile(rf"(?<![\w]){pattern}(?![\w])" if name[-1].isalnum() else rf"(?<![\w]){pattern}", re.I))
+    return out
 
 
 def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[str, ...] | list[str] = ()) -> list[str]:
@@ -189,18 +199,15 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         ``[small_cell]``.
     """
     r = rules()
-    text, given = normalise_notation(text), normalise_notation(given)
+    text = normalise_notation(text)
     named_removed = _remove_entities(text, entities, eligible_units)
     clean = _scrub(named_removed)
-    given = _remove_entities(given, entities, eligible_units)
-    given_names = r.strength.sub(" ", given) if r.strength is not None else given
-    known = _numbers_in(given_names) | {float(r.threshold)}
-    given_percents = {float(m.group(0).rstrip("%").lower().replace("percent", "").strip())
-                      for m in r.percent.finditer(normalise_numbers(given))}
+    g = _given_side(given, tuple(entities), eligible_units)
+    known, given_names_numbers, given_pre = g.known, g.numbers, g.pre
     found: list[str] = []
     # a count phrase the question itself holds ("at least one admission") restates it; the same
     # number in another phrase ("one of them") states the count (issue 18 point 4)
-    given_phrases = " ".join(_scrub(given).lower().split())
+    given_phrases = g.phrases
     for pattern in (r.count_after, r.count_before):
         for m in pattern.finditer(clean):
             if _same(m.group(1), eligible_units) and " ".join(m.group(0).lower().split()) not in given_phrases:
@@ -217,14 +224,38 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
             continue
         found.append(m.group(0).strip())
     pre = _prepare(named_removed)
-    given_pre = normalise_numbers(given)
     found += tight_bounds(pre, given_pre)
     found += fractions(pre, eligible_units, known)
     found += enumerations(pre, eligible_units, given_pre)
-    found += back_references(_blank_names(pre), eligible_units, _numbers_in(given_names), given_pre)
+    found += back_references(_blank_names(pre), eligible_units, given_names_numbers, given_pre)
     found += [m.group(0).strip() for m in r.percent.finditer(clean)
-              if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in given_percents]
+              if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in g.percents]
     return sorted(set(found))
+
+
+@dataclass(frozen=True)
+class _Given:
+    """What ``disclosure`` reads from the text the agent was given (the question), per task."""
+
+    known: frozenset[float]  # numbers stated there (outside names and strengths), and the threshold
+    numbers: frozenset[float]  # numbers stated there (outside names and strengths)
+    percents: frozenset[float]  # percentages stated there
+    phrases: str  # its scrubbed words, lower case, single-spaced
+    pre: str  # with number words as digits
+
+
+@lru_cache(maxsize=4096)
+def _given_side(given: str, entities: tuple[Any, ...], eligible_units: int) -> _Given:
+    """``disclosure``'s reading of ``given`` (a task's question: the same for every response to
+    the task, so read once per task and count)."""
+    r = rules()
+    given = _remove_entities(normalise_notation(given), entities, eligible_units)
+    given_names = r.strength.sub(" ", given) if r.strength is not None else given
+    numbers = frozenset(_numbers_in(given_names))
+    percents = frozenset(float(m.group(0).rstrip("%").lower().replace("percent", "").strip())
+                         for m in r.percent.finditer(normalise_numbers(given)))
+    return _Given(known=numbers | {float(r.threshold)}, numbers=numbers, percents=percents,
+                  phrases=" ".join(_scrub(given).lower().split()), pre=normalise_numbers(given))
 
 
 def task_entities(task: Task) -> list[str]:
