@@ -238,25 +238,41 @@ def _labels(con: Any, db_key: str, tables: dict[str, set[str]], table: str, col:
     ``table.col``: label columns of ``table`` and of every other table holding a column ``col``
     (cached per file). Only rows whose ``col`` reads as one of ``values`` are grouped (the
     candidates of a decoy, ``_candidate_words``), not every row of every such table: the same
-    labels for those values, without a whole-table DISTINCT per table (issue 15)."""
+    labels for those values, without a whole-table DISTINCT per table (issue 15). A value with
+    more than ``_MAX_LABELS`` distinct labels (a type, a category) is not named by them and gets
+    none; its labels are never concatenated (``icd_version`` 9 has thousands of titles)."""
     def compute() -> dict[str, str]:
         if not values:
             return {}
-        marks = ", ".join("?" for _ in values)
-        parts, params = [], []
+        sources = []  # (DISTINCT rows of a table whose col reads as one of {marks}, its label columns)
         for t, cols in sorted(tables.items()):
             labs = sorted(c for c in cols if c in LABEL_COLUMNS and c != col)
             if col in cols and labs and (t == table or not col.endswith("time")):
-                parts.append(f"SELECT CAST({_q(col)} AS VARCHAR) AS v, concat_ws(' ', {', '.join(_q(c) for c in labs)}) AS l "
-                             f"FROM (SELECT DISTINCT {_q(col)}, {', '.join(_q(c) for c in labs)} FROM {_q(t)} "
-                             f"WHERE CAST({_q(col)} AS VARCHAR) IN ({marks})) x")
-                params += list(values)
-        if not parts:
+                sources.append((f"SELECT DISTINCT {_q(col)}, {', '.join(_q(c) for c in labs)} FROM {_q(t)} "
+                                f"WHERE CAST({_q(col)} AS VARCHAR) IN ({{marks}})", ', '.join(_q(c) for c in labs)))
+        if not sources:
             return {}
-        # a value with many labels (a type, a category) is not named by them
-        return dict(con.execute(f"SELECT v, string_agg(DISTINCT l, ' ') FROM ({' UNION ALL '.join(parts)}) u "
-                                f"WHERE v IS NOT NULL GROUP BY v HAVING count(DISTINCT l) <= {_MAX_LABELS}", params).fetchall())
+        wanted = list(values)
+        if len(wanted) <= _FEW_VALUES:  # a few values of a low-cardinality column: drop those one table
+            # alone gives more than _MAX_LABELS labels, with a DISTINCT that stops at the next one
+            wanted = [v for v in wanted if not any(con.execute(
+                f"SELECT count(*) FROM (SELECT DISTINCT concat_ws(' ', {labs}) FROM ({src.format(marks='?')}) x "
+                f"LIMIT {_MAX_LABELS + 1}) y", [v]).fetchone()[0] > _MAX_LABELS for src, labs in sources)]
+            if not wanted:
+                return {}
+        marks = ", ".join("?" for _ in wanted)
+        parts = [f"SELECT CAST({_q(col)} AS VARCHAR) AS v, concat_ws(' ', {labs}) AS l "
+                 f"FROM ({src.format(marks=marks)}) x" for src, labs in sources]
+        # the labels of the values with few of them only (a value with many is not named by them)
+        return dict(con.execute(f"WITH u AS MATERIALIZED ({' UNION ALL '.join(parts)}), "
+                                f"few AS (SELECT v FROM u WHERE v IS NOT NULL GROUP BY v HAVING count(DISTINCT l) <= {_MAX_LABELS}) "
+                                f"SELECT v, string_agg(DISTINCT l, ' ') FROM u WHERE v IN (SELECT v FROM few) GROUP BY v",
+                                wanted * len(parts)).fetchall())
     return _cached(("labels", db_key, table, col), compute)
+
+
+#: ``_labels`` checks each value's label count first when a lookup names at most this many values.
+_FEW_VALUES = 8
 
 
 def _candidate_words(con: Any, db_key: str, tables: dict[str, set[str]], table: str, col: str) -> list[tuple[Any, frozenset[str]]]:
