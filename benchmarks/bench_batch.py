@@ -11,7 +11,10 @@
         (thread connections and overlays dropped after each trajectory) and no
         query cache, in one process, on a sample of the batch;
       - ``verify_batch`` with 1 and 2 worker processes (pool warmed on another
-        batch, as a trainer keeps it across steps), on the whole batch;
+        batch, as a trainer keeps it across steps; each worker also fills its
+        database-level decoy and re-key lookups for the tasks it holds when it
+        starts, ``verifier.abstention.warm_decoy_lookups``, never per-task work),
+        on the whole batch;
     and prints trajectories per second and the ratios to naive.
 (b) Growth: the same kind of batch against the demo database replicated x1,
     x4 and x16 in patients (ids offset per copy, built in a temp folder),
@@ -210,8 +213,10 @@ def batched(lines: list[str], warm: list[str], tasks: dict[str, Task], db: Path,
     busiest worker (the wall time the batch would take with a free core per
     worker; on a shared machine wall time also counts waiting for a core).
     """
+    t_start = time.perf_counter()
     with BatchVerifier(tasks, db, workers=workers, backend="process") as bv:
         list(bv.score_lines(warm))
+        start_s = time.perf_counter() - t_start
         before, cpu0 = bv.cache_stats(), bv.cpu_seconds()
         t0 = time.perf_counter()
         out = list(bv.score_lines(lines))
@@ -219,6 +224,7 @@ def batched(lines: list[str], warm: list[str], tasks: dict[str, Task], db: Path,
         after, cpu1 = bv.cache_stats(), bv.cpu_seconds()
     stats: dict[str, float] = {k: after[k] - before[k] for k in after}
     stats["cpu_max"] = max(cpu1[w] - cpu0.get(w, 0.0) for w in cpu1)
+    stats["start_s"] = start_s
     return dt, stats, out
 
 
@@ -330,7 +336,8 @@ def main() -> None:
             cpu_rate = cpu_rates[w] = len(lines) / stats["cpu_max"]
             print(f"  verify_batch, {w} worker{'s' if w > 1 else ' '}: {rates[w]:8.1f} traj/s wall ({rates[w] / naive_rate:5.1f}x naive); "
                   f"{cpu_rate:8.1f} traj/s with a free core per worker ({cpu_rate / naive_cpu_rate:5.1f}x naive per CPU-second); "
-                  f"query cache {stats['hits']:.0f} hits / {stats['misses']:.0f} misses")
+                  f"query cache {stats['hits']:.0f} hits / {stats['misses']:.0f} misses; pool start and warm batch "
+                  f"{stats['start_s']:.1f} s wall (each worker warms its database-level lookups at start)")
         assert outputs[1] == outputs[2], "output differs between 1 and 2 workers"
         verdicts = [json.loads(l) for l in outputs[2]]
         ok = sum(1 for v in verdicts if v.get("success"))

@@ -16,11 +16,12 @@ from ._opaque import opaque_syntax, volatile
 from ._reasoning import check_reasoning
 from ._rekey import rekeyed_witness
 from ._small_cell import check_small_cell
+from ._warm import warm_decoy_lookups
 from ._witness import Overlay, overlay_for
 
 __all__ = [
     "ENTITY_COLUMNS", "Overlay", "canon_cell", "change_tolerated", "check_reasoning", "check_small_cell",
     "decoy_markers", "decoy_witness", "extract_evidence", "fixtures_dir", "item_nuisance", "load_cases",
     "nuisance_tolerated", "opaque_syntax", "output_matches", "overlay_for", "rekeyed_witness", "sql_in_python",
-    "task_named_values", "verify_noise", "volatile",
+    "task_named_values", "verify_noise", "volatile", "warm_decoy_lookups",
 ]

@@ -346,6 +346,14 @@ def _holders(con: Any, tables: dict[str, set[str]], witness: Sequence[WitnessTab
     return out
 
 
+def _entities(con: Any, db_key: str, table: str, cols: tuple[str, ...]) -> tuple[list[tuple[Any, ...]], list[dict[Any, list[int]]]]:
+    """The first ``MAX_ENTITIES`` entities of ``table`` (its id columns ``cols``, none NULL, by
+    id) with their position index (``_indexed``), read once per process and file."""
+    return _cached(("entities", db_key, table), lambda: _indexed(con.execute(
+        f"SELECT {', '.join(_q(c) for c in cols)} FROM {_q(table)} WHERE "
+        + " AND ".join(f"{_q(c)} IS NOT NULL" for c in cols) + f" ORDER BY 1 LIMIT {MAX_ENTITIES}").fetchall()))
+
+
 def _indexed(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], list[dict[Any, list[int]]]]:
     """``(rows, positions)``: ``positions[i][v]`` lists (ascending) the indices of the rows whose
     ``i``-th value is ``v``; built once per cached entity listing."""
@@ -401,9 +409,7 @@ def _entity_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witness:
         # never an entity the witness or the task names, at any level
         avoid = {c: values.get(c, set()) | {int(s) for s in named if s.lstrip("-").isdigit()} for c in cols}
         avoid["patientid"] = avoid.get("patientid", set()) | set(exclude_patients)
-        rows, positions = _cached(("entities", db_key, table), lambda: _indexed(con.execute(
-            f"SELECT {', '.join(_q(c) for c in cols)} FROM {_q(table)} WHERE "
-            + " AND ".join(f"{_q(c)} IS NOT NULL" for c in cols) + f" ORDER BY 1 LIMIT {MAX_ENTITIES}").fetchall()))
+        rows, positions = _entities(con, db_key, table, cols)
         picked = _pick_avoiding(rows, positions, [avoid[c] for c in cols], seed + "|" + table)
         if picked is None:
             return {}

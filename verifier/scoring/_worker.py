@@ -210,7 +210,31 @@ def make_state(tasks: Mapping[str, Task], config: VerifyConfig, scorer: Scorer, 
     state = WorkerState(tasks=tasks, config=config, scorer=scorer, item_time_limit_s=limit, cache=cache)
     _warm_connection(state)
     _warm_registries()
+    _warm_lookups(state)
     return state
+
+
+def _warm_lookups(state: WorkerState) -> None:
+    """Fill the worker's database-level decoy and re-key lookups for its Noise tasks now, at
+    worker start (``verifier.abstention.warm_decoy_lookups``: per database, not per task, at most
+    ``WARM_BUDGET_S`` seconds), on its scoring thread: met inside a batch, they would be charged,
+    once per worker, to whichever trajectories come first. Errors surface later, where scoring
+    reports them with the item."""
+    db = state.config.resolved_db_path()
+    if db is None or not any(t.condition == "noise" for t in state.tasks.values()):
+        return
+    try:
+        from ..abstention import warm_decoy_lookups
+    except ImportError:  # pragma: no cover - Noise scoring not installed
+        return
+    state.runner.call(_quietly, (warm_decoy_lookups, str(db), list(state.tasks.values())), None)
+
+
+def _quietly(fn: Callable[..., Any], *args: Any) -> None:
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - reported by the scorer on first use, with the item
+        pass
 
 
 def _warm_registries() -> None:
