@@ -336,6 +336,33 @@ def test_export_refuses_another_database(files: dict, other_db: Path) -> None:
     assert not out.exists()
 
 
+def test_serve_tools_refuses_another_database_before_serving(files: dict, other_db: Path) -> None:
+    out = files["dir"] / "served.jsonl"
+    res, text = _run("serve-tools", "--tasks", files["tasks"], "--db", other_db, "--out", out)
+    _refused(res, text, files, other_db)
+    assert not out.exists()
+
+
+def test_env_reset_refuses_a_task_of_another_database(synth_tasks: list, synth_db: Path, other_db: Path) -> None:
+    task = next(t for t in synth_tasks if t.condition == "noise")
+    env = EHREnv(str(other_db))
+    try:
+        with pytest.raises(InputError, match="1 of 1 tasks were built on another database") as err:
+            env.reset(task)
+        assert err.value.field == "db_path" and database_fingerprint(other_db) in str(err.value)
+        assert task.db_fingerprint in str(err.value) and env.task is None and env.done  # no episode started
+        obs, _ = env.reset(_unstamped(task))  # a task without the field is not checked
+        assert task.question in obs
+    finally:
+        env.close()
+    env = EHREnv(str(synth_db))
+    try:
+        obs, _ = env.reset(task)  # its own database: unchanged
+        assert task.question in obs and not env.done
+    finally:
+        env.close()
+
+
 def test_check_counts_only_the_tasks_that_differ(synth_tasks: list, synth_db: Path) -> None:
     mixed = [t.model_copy(update={"db_fingerprint": "db1:" + "f" * 16}) if i < 3 else t for i, t in enumerate(synth_tasks)]
     with pytest.raises(InputError, match=rf"3 of {len(mixed)} tasks were built on another database") as err:

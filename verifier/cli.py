@@ -402,11 +402,16 @@ def serve_tools_cmd(
     verdicts: Optional[Path] = typer.Option(None, "--verdicts", help="Also append the episode's verdict here."),
     max_steps: int = typer.Option(20, "--max-steps", help="Tool calls per episode before truncation."),
 ) -> None:
-    """MCP tool server over stdio: one episode per client connection (tools get_task, run_sql, run_python, submit)."""
+    """MCP tool server over stdio: one episode per client connection (tools get_task, run_sql, run_python, submit).
+
+    Exits 2 on bad arguments, tasks whose db_fingerprint is not --db's included (checked before serving).
+    """
     from .adapters.mcp_server import serve_stdio
+    from .database import check_tasks_database
 
     with _cli_errors(ImportError):
         _require_db(db)
+        check_tasks_database(require_tasks(tasks).values(), db)  # before serving: tasks of another database are refused
         serve_stdio(tasks, db, out, task_id=task_id, verdicts=verdicts, max_steps=max_steps)
 
 

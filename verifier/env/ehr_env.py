@@ -224,11 +224,20 @@ class EHREnv:
             ``max_steps`` and the tool descriptions.
 
         Raises:
-            InputError: no task given.
+            InputError: no task given; or the task records the fingerprint of another database
+                than ``db_path``'s (``Task.db_fingerprint``; field ``db_path``, the message
+                ``score`` gives: ``verifier.database.check_tasks_database``). Checked before the
+                episode starts, as ``verify`` would refuse to score it (ARCHITECTURE.md section 4);
+                a task without a fingerprint is not checked.
+            SourceDataError: the task has a fingerprint and the database cannot be read.
         """
         task = task if task is not None else (options or {}).get("task")
         if not isinstance(task, Task):
             raise InputError("task", task, "reset needs a Task")
+        if task.db_fingerprint is not None:
+            from ..database import check_tasks_database
+
+            check_tasks_database((task,), self.db_path, field="db_path")
         self._end_episode_resources()
         self.task = task
         self.steps = []
