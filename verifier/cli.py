@@ -15,11 +15,15 @@ from typing import Iterator, Optional
 import typer
 from rich.console import Console
 
+#: Plain (click-style) help: typer's rich help panels list every flag with a ``<bool>`` value type
+#: (``--judge <bool>``, even ``--help <bool>``) although flags take no value; the plain format shows
+#: flags bare, value types only where a value is taken, and the defaults (tests/test_cli_help.py).
 app = typer.Typer(
     help="Verify clinical database agents on Clean-Noise task pairs (MIMIC-IV shaped, DuckDB).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 #: Piped output (CI logs, files) gets 120 columns so report tables are not cut to rich's default 80.
 console = Console() if sys.stdout.isatty() else Console(width=120)
