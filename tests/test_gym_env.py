@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from verifier.agents import make_agent  # noqa: E402
 from verifier.contract import InputError  # noqa: E402
-from verifier.env.gym_env import CHARSET, KINDS, EHRGymEnv  # noqa: E402
+from verifier.env.gym_env import CHARSET, KINDS, BMPText, EHRGymEnv  # noqa: E402
 
 
 @pytest.fixture()
@@ -30,6 +30,23 @@ def test_gymnasium_check_env_passes_without_warnings(env):
     assert isinstance(env, gym.Env)
     assert isinstance(env.observation_space, gym.spaces.Text) and isinstance(env.action_space, gym.spaces.Dict)
     assert env.observation_space.contains("SELECT ° µ ² ≥ é\n\t{}") and len(CHARSET) > 60_000
+
+
+def test_spaces_print_short_and_stay_gymnasium_text(env):
+    """Printing the spaces must not dump the 63,488-character alphabet; the space is unchanged."""
+    import copy
+    import pickle
+
+    for space in (env.observation_space, env.action_space):
+        assert len(repr(space)) < 200 and len(str(space)) < 200, repr(space)[:300]
+    assert "63488 characters" in repr(env.observation_space) and "200000" in repr(env.observation_space)
+    plain = gym.spaces.Text(max_length=env.max_text, min_length=0, charset=CHARSET)
+    obs = env.observation_space
+    assert obs == plain and plain == obs and copy.deepcopy(obs) == obs and pickle.loads(pickle.dumps(obs)) == obs
+    assert obs.contains("x ° µ") == plain.contains("x ° µ") and not obs.contains("\U0001F600")
+    assert obs.sample(mask=None) is not None
+    small = BMPText(max_length=5, charset="abc")
+    assert repr(small) == "Text(1, 5, charset=abc)" and small.contains("cab")
 
 
 def test_gym_make_by_module_path(synth_db, synth_tasks):

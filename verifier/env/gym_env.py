@@ -6,7 +6,8 @@ environment"): ``observation_space`` and ``action_space`` are ``gymnasium.spaces
 returns ``(observation, info)``; ``step`` returns the 5-tuple. Here:
 
 * **observation**: the text the agent sees (instructions, schema and question at reset; a
-  tool's output after a step), in ``Text(max_length=EHRGymEnv.max_text, charset=CHARSET)``.
+  tool's output after a step), in ``Text(max_length=EHRGymEnv.max_text, charset=CHARSET)``
+  (``BMPText``: a ``Text`` whose repr summarises the alphabet instead of printing it).
   ``CHARSET`` is every Unicode code point of the Basic Multilingual Plane except the
   surrogates; characters outside it become U+FFFD, and text past ``max_text`` characters
   is cut with a note saying so, so every observation lies in the space.
@@ -45,6 +46,28 @@ KINDS = ("sql", "python", "submit")
 #: Registered id.
 ENV_ID = "EHRVerifier-v0"
 _FILTERS = ("condition", "split", "noise_type", "scope", "intent")
+
+
+class BMPText(spaces.Text):
+    """``gymnasium.spaces.Text`` whose repr names its alphabet instead of listing it.
+
+    Same arguments, membership, sampling, equality and pickling as ``spaces.Text``; only
+    ``repr``/``str`` differ: Gymnasium's repr prints the whole charset, about 64,000 characters
+    for ``CHARSET``, so ``print(env.observation_space)`` filled a terminal. With ``CHARSET`` the
+    repr is ``Text(0, 200000, charset=<BMP without surrogates: 63488 characters>)``; with any
+    other charset, a sorted sample of at most 20 characters and the count.
+    """
+
+    def __repr__(self) -> str:
+        """``Text(min_length, max_length, charset=<summary>)``, at most about 100 characters."""
+        chars = self.character_set
+        if chars == _IN_CHARSET:
+            summary = f"<BMP without surrogates: {len(chars)} characters>"
+        elif len(chars) <= 20:
+            summary = "".join(sorted(chars))
+        else:
+            summary = f"<{len(chars)} characters: {''.join(sorted(chars)[:20])!r}...>"
+        return f"Text({self.min_length}, {self.max_length}, charset={summary})"
 
 
 def _as_task_list(tasks: Mapping[str, Task] | Iterable[Task] | str | Path) -> list[Task]:
@@ -91,7 +114,7 @@ class EHRGymEnv(gym.Env):
             raise InputError("render_mode", render_mode, "expected None or 'ansi'")
         self.render_mode = render_mode
         self.core = EHREnv(str(db_path), config)
-        text = spaces.Text(max_length=self.max_text, min_length=0, charset=CHARSET)
+        text = BMPText(max_length=self.max_text, min_length=0, charset=CHARSET)
         self.observation_space = text
         self.action_space = spaces.Dict({"kind": spaces.Discrete(len(KINDS)), "content": text})
         self.task: Task | None = None
