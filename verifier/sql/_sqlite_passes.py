@@ -29,7 +29,29 @@ from ._sqltypes import (
 
 
 def _sqlite_text_time(tree: exp.Expression, sql: str, schema: Schema, now: dt.datetime | None) -> exp.Expression:
-    """Passes that need no types: double-quoted literals, date functions, now, LIKE, casts, round, total."""
+    """The SQLite rules that need no types, applied before qualification.
+
+    Double-quoted names that resolve to nothing become string literals; date and time
+    functions and ``CURRENT_*`` get SQLite's semantics and the pinned time; ``total`` is a real
+    sum that is 0.0 on no rows; ``LIKE`` ignores ASCII case (``ILIKE``); ``DECIMAL``/``FLOAT``/
+    ``DOUBLE`` casts are 8-byte reals; ``round`` rounds the decimal value and returns a real.
+    Rule sources: ``verifier.sql._translate``'s module docstring (SQLite docs, "Date And Time
+    Functions", "Core Functions", "Aggregate Functions", "Datatypes In SQLite").
+
+    Args:
+        tree: the parsed SQLite query (modified in place).
+        sql: the agent's query text (for errors).
+        schema: the database's tables and columns (which double-quoted names are names).
+        now: the pinned dataset time for ``'now'`` and ``CURRENT_*``, or None for DuckDB's clock.
+
+    Returns:
+        The rewritten tree.
+
+    Raises:
+        DialectUnsupported: a function of ``SQLITE_UNSUPPORTED_FUNCTIONS``, a time modifier or
+            format that cannot be carried over (``verifier.sql._sqlite_time``), or ``LIKE`` with a
+            non-ASCII pattern (SQLite folds ASCII case only).
+    """
     names = names_in(tree, schema)
     for col in list(tree.find_all(exp.Column)):
         ident = col.this
@@ -72,7 +94,28 @@ def _sqlite_text_time(tree: exp.Expression, sql: str, schema: Schema, now: dt.da
 
 
 def _sqlite_typed(tree: exp.Expression, sql: str, schema: Schema) -> exp.Expression:
-    """Passes that need the annotated types."""
+    """The SQLite rules that need the annotated types, applied after ``qualified``.
+
+    A number compared with a text or time column is compared as text (the column's TEXT
+    affinity); TIMESTAMP/DATE columns become the ISO text SQLite stores (``SQLITE_TEXT_FORMAT``);
+    in arithmetic, ``strftime`` text is read as a number and predicates as 0/1; integer ``/``
+    truncates and ``/``, ``%`` by zero are NULL; ``%`` works on integers; ``sum``/``avg``/``min``/
+    ``max`` of a predicate count 0/1; ``CAST(real AS INTEGER)`` truncates toward zero. Rule
+    sources: SQLite docs, "Datatypes In SQLite" (affinity, 4.2 comparisons) and "SQL Language
+    Expressions" (operators, CAST), as listed in ``verifier.sql._translate``.
+
+    Args:
+        tree: the qualified, type-annotated tree (modified in place).
+        sql: the agent's query text (for errors).
+        schema: the database's tables and columns.
+
+    Returns:
+        The rewritten tree.
+
+    Raises:
+        DialectUnsupported: a ``strftime`` text compared with a number, arithmetic on a text
+            column, or a division or modulo whose operand types cannot be inferred.
+    """
     # comparisons of a text column with a number: SQLite applies the column's TEXT affinity to the number
     for cmp in list(tree.find_all(exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
         if cmp.meta.get(GENERATED):
@@ -146,7 +189,15 @@ def _sqlite_typed(tree: exp.Expression, sql: str, schema: Schema) -> exp.Express
 
 
 def _own(node: exp.Expression, select: exp.Select) -> bool:
-    """True when ``node`` belongs to ``select`` itself (not to a nested query)."""
+    """Whether ``node`` belongs to ``select`` itself rather than to a query nested in it.
+
+    Args:
+        node: a node inside ``select``'s tree.
+        select: a SELECT of the same tree.
+
+    Returns:
+        True when ``select`` is ``node``'s nearest enclosing SELECT.
+    """
     return node.find_ancestor(exp.Select) is select
 
 
@@ -154,7 +205,16 @@ def _sqlite_bare_columns(tree: exp.Expression) -> exp.Expression:
     """SQLite's bare columns beside a single ``min()``/``max()`` take their values from the row
     holding that minimum or maximum (SQLite docs, "The SELECT statement", 2.5 "Bare columns in an
     aggregate query"): ``arg_min``/``arg_max`` in DuckDB. Other bare columns are left (DuckDB
-    refuses them; the query is then unsupported)."""
+    refuses them; the query is then unsupported).
+
+    Args:
+        tree: the rewritten tree (modified in place).
+
+    Returns:
+        The tree, with each bare column ``c`` of a SELECT holding exactly one argument-less
+        ``max(x)`` (``min(x)``) and no other extreme replaced by ``arg_max(c, x)``
+        (``arg_min(c, x)``); columns inside aggregates and GROUP BY keys are left.
+    """
     for select in list(tree.find_all(exp.Select)):
         aggs = [a for a in select.find_all(exp.AggFunc) if _own(a, select)]
         extremes = [a for a in aggs if isinstance(a, (exp.Max, exp.Min)) and not a.expressions]
@@ -171,6 +231,22 @@ def _sqlite_bare_columns(tree: exp.Expression) -> exp.Expression:
 
 
 def sqlite_passes(tree: exp.Expression, sql: str, schema: Schema, now: dt.datetime | None) -> exp.Expression:
+    """Give a parsed SQLite query SQLite's semantics on DuckDB (the SQLite half of
+    ``verifier.sql._translate``; rules in its module docstring, tables in ``verifier.sql._dialects``).
+
+    Args:
+        tree: the parsed SQLite query (modified in place).
+        sql: the agent's query text (for errors).
+        schema: the database's tables and columns (``{table: {column: type}}``).
+        now: the pinned dataset time for ``'now'`` and ``CURRENT_*``, or None.
+
+    Returns:
+        The tree after the untyped passes, qualification and type annotation, the typed passes
+        and the bare-column pass, in that order; ready to be written as DuckDB SQL.
+
+    Raises:
+        DialectUnsupported: what cannot be carried over faithfully (the passes' Raises).
+    """
     tree = _sqlite_text_time(tree, sql, schema, now)
     tree = qualified(tree, schema, sql, "sqlite")
     tree = _sqlite_typed(tree, sql, schema)
