@@ -102,3 +102,55 @@ def test_clean_quantity_task_on_real_data_accepts_upper_case(synth_tasks: list) 
                           final_response=f"<answer>{value} {unit}</answer><reasoning>from labs</reasoning>")
         v = verify(traj, task)
         assert v.success, (unit, v.reasons, v.details)
+
+
+# ---------------------------------------------------------------- mixed case that parses as something else
+#: Concentration units of clinical chemistry; each letter's case is varied by the properties below.
+CONCENTRATIONS = ["mg/dL", "g/dL", "mmol/L", "mEq/L", "ng/mL", "pg/mL", "ug/mL", "mg/L", "umol/L", "g/L",
+                  "ng/dL", "ug/dL"]
+
+
+def _recased(unit: str, upper: list[bool]) -> str:
+    letters = iter(upper)
+    return "".join((c.upper() if next(letters, False) else c.lower()) if c.isalpha() else c for c in unit)
+
+
+@pytest.mark.parametrize("spelling", ["MG/dL", "mG/dL", "MG/dl", "Mg/DL"])
+def test_mixed_case_mg_per_dl_matches_when_its_exact_reading_is_no_concentration(spelling: str) -> None:
+    # "MG" as written is a megagauss: no concentration can be one, so the clinical reading is the only one
+    ref = QuantityAnswer(value=4.1, unit="mg/dL", decimals=1)
+    res = match_answer(f"4.1 {spelling}", ref, P(), None)
+    assert res.ok, res
+    glucose = match_answer(f"90 {spelling}", QuantityAnswer(value=5.0, unit="mmol/L", decimals=1), P(analyte="glucose"), None)
+    assert glucose.ok, glucose
+
+
+def test_a_mixed_case_reading_that_is_a_concentration_as_written_is_kept() -> None:
+    # "Mg/dL" is megagrams per decilitre: a concentration, a billion times mg/dL; never re-read
+    res = match_answer("4.1 Mg/dL", QuantityAnswer(value=4.1, unit="mg/dL", decimals=1), P(), None)
+    assert not res.ok and R.INCOMPATIBLE_UNIT not in res.reasons, res
+    assert not same_unit("Ms", "ms") and not same_unit("ng/ML", "ng/mL")  # megalitre as written
+
+
+@settings(max_examples=150, deadline=None)
+@given(unit=st.sampled_from(CONCENTRATIONS), upper=st.lists(st.booleans(), min_size=6, max_size=6),
+       tenths=st.integers(min_value=1, max_value=9999))
+def test_a_recased_concentration_is_read_as_written_when_that_is_compatible_else_as_the_clinical_unit(
+        unit: str, upper: list[bool], tenths: int) -> None:
+    """Property: any letter case of a clinical concentration unit either keeps its exact-case reading
+    (when that parses and is dimensionally compatible with the reference: then no case folding
+    happens) or denotes the reference unit itself (the same value matches)."""
+    from verifier.units import linear_converter
+
+    spelling = _recased(unit, upper)
+    ref = QuantityAnswer(value=tenths / 10, unit=unit, decimals=1)
+    written = parse_unit(spelling)
+    conv = linear_converter(spelling, unit)
+    assert conv.error is None, (spelling, conv)
+    if written.via != "casefold" and written.dimensionality == parse_unit(unit).dimensionality:
+        assert "case-insensitively" not in conv.bridge, (spelling, conv)  # the exact reading wins
+        expected = match_answer(f"{tenths / 10:.1f} {unit}", ref, P(), None).ok and abs(conv.scale - 1) < 1e-12
+        assert match_answer(f"{tenths / 10:.1f} {spelling}", ref, P(), None).ok == expected
+    else:
+        assert abs(conv.scale - 1.0) < 1e-12 and conv.offset == 0.0, (spelling, conv)
+        assert match_answer(f"{tenths / 10:.1f} {spelling}", ref, P(), None).ok, spelling

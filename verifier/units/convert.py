@@ -18,13 +18,21 @@ Resolution order of a unit string (first that works):
 5. only when none of the above parses the string as written: its case-insensitive readings
    (``verifier.units.casefold``: ``MG/DL`` -> ``mg/dL``), accepted when every reading that parses
    denotes the same unit (so ``Ms``, a megasecond as written, never becomes ``ms``).
+
+Conversion (``linear_converter``) adds one case rule for strings that do parse as written: when
+the exact reading cannot convert to the other unit in any way (no analyte bridge either) and the
+case-insensitive reading can, the case-insensitive reading is taken. ``MG/dL`` parses as
+megagauss per decilitre, which no concentration can be; against an ``mg/dL`` or ``mmol/L``
+reference (with glucose) it is read as mg/dL. A reading that is dimensionally compatible as
+written is never re-read (``Mg/dL``, megagrams per decilitre, stays a mass concentration a
+billion times too large; ``Ms`` against ``ms`` stays a megasecond).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import pint
@@ -292,28 +300,87 @@ def linear_converter(src: str, dst: str, analyte: str | None = None) -> Conversi
         bridges = _bridges(analyte)
     except UnitError as exc:
         return Conversion(error=str(exc))
-    reg = get_registry()
     with pint_lock():
-        target = d.unit.dimensionality
-        for bridge, label in bridges:
-            base = reg.Quantity(1, s.unit) if bridge is None else reg.Quantity(1, s.unit) * bridge
-            if base.dimensionality != target:
-                continue
-            try:
-                def conv(x: float) -> float:
-                    q = reg.Quantity(x * s.factor, s.unit)
-                    if bridge is not None:
-                        q = q * bridge
-                    return float(q.to(d.unit).magnitude) / d.factor
-
-                y0, y1 = conv(0.0), conv(1.0)
-            except Exception as exc:  # offset units with a factor, etc.
-                return Conversion(error=f"cannot convert {src!r} to {dst!r}: {exc}")
-            return Conversion(scale=y1 - y0, offset=y0, bridge=label)
-        why = f"{src!r} [{s.unit.dimensionality}] cannot convert to {dst!r} [{target}]"
+        found = _connect(s, d, bridges, src, dst)
+        if found is None:  # the exact readings cannot convert: a case-insensitive reading may (module doc)
+            for s2, d2 in _case_alternatives(s, d):
+                found = _connect(s2, d2, bridges, src, dst)
+                if found is not None:
+                    read = "; ".join(f"{x.text!r} read case-insensitively (its exact-case reading is another dimension)"
+                                     for x in (s2, d2) if x.via == "casefold")
+                    found = replace(found, bridge="; ".join(b for b in (found.bridge, read) if b))
+                    break
+        if found is not None:
+            return found
+        why = f"{src!r} [{s.unit.dimensionality}] cannot convert to {dst!r} [{d.unit.dimensionality}]"
         if analyte is None:
             why += " (no analyte given for a mass/molar/equivalent bridge)"
     return Conversion(error=why, incompatible=True)
+
+
+def _connect(s: UnitSpec, d: UnitSpec, bridges: list[tuple[object, str]], src: str, dst: str) -> Conversion | None:
+    """The conversion from ``s`` to ``d`` through the first bridge that fits their dimensions.
+
+    Args:
+        s / d: the parsed source and target units.
+        bridges: ``_bridges(analyte)`` (``(None, "")`` first: no bridge).
+        src / dst: the unit strings as given (for the error).
+
+    Returns:
+        A ``Conversion`` (with ``error`` set when pint cannot compute a map that fits, e.g. an
+        offset unit with a factor), or None when no bridge fits the dimensions. Call under
+        ``pint_lock``.
+    """
+    reg = get_registry()
+    target = d.unit.dimensionality
+    for bridge, label in bridges:
+        base = reg.Quantity(1, s.unit) if bridge is None else reg.Quantity(1, s.unit) * bridge
+        if base.dimensionality != target:
+            continue
+        try:
+            def conv(x: float) -> float:
+                q = reg.Quantity(x * s.factor, s.unit)
+                if bridge is not None:
+                    q = q * bridge
+                return float(q.to(d.unit).magnitude) / d.factor
+
+            y0, y1 = conv(0.0), conv(1.0)
+        except Exception as exc:  # offset units with a factor, etc.
+            return Conversion(error=f"cannot convert {src!r} to {dst!r}: {exc}")
+        return Conversion(scale=y1 - y0, offset=y0, bridge=label)
+    return None
+
+
+def _case_alternatives(s: UnitSpec, d: UnitSpec) -> list[tuple[UnitSpec, UnitSpec]]:
+    """Pairs of readings to try when ``s`` cannot convert to ``d`` as written (module doc).
+
+    Args:
+        s / d: the exact-case readings of the source and target units.
+
+    Returns:
+        ``(folded s, d)``, ``(s, folded d)``, ``(folded s, folded d)``, for each side whose
+        case-insensitive reading exists (``_case_fallback``: every reading agrees) and is
+        another dimension than its exact reading; empty when neither side has one.
+    """
+    fs, fd = _refolded(s), _refolded(d)
+    out = []
+    if fs is not None:
+        out.append((fs, d))
+    if fd is not None:
+        out.append((s, fd))
+    if fs is not None and fd is not None:
+        out.append((fs, fd))
+    return out
+
+
+def _refolded(spec: UnitSpec) -> UnitSpec | None:
+    """``spec.text`` read case-insensitively when that reading is another dimension, else None."""
+    if spec.via == "casefold":
+        return None
+    folded = _case_fallback(spec.text, spec.text.strip())
+    if folded is None or folded.unit.dimensionality == spec.unit.dimensionality:
+        return None
+    return folded
 
 
 def convert(value: float, src: str, dst: str, analyte: str | None = None) -> float:
