@@ -25,6 +25,7 @@ def test_clean_task_example_runs_as_printed():
     assert lines == [
         " 4.1 mEq/L: success=True reasons=[]",
         "4.1 mmol/L: success=True reasons=[]",
+        "       4.1: success=True reasons=[]",
         " 4.2 mEq/L: success=False reasons=['WRONG_VALUE']",
         "      NULL: success=False reasons=['ABSTAINED_ON_CLEAN']",
     ]

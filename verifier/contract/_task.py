@@ -40,8 +40,10 @@ class AnswerPolicy(BaseModel):
         abs_tol: absolute tolerance in the reference's unit.
         analyte: analyte key in ``rules/analytes.toml`` (enables mass<->molar
             and mEq<->mmol conversion), e.g. ``"glucose"``.
-        db_unit: the unit the database stores for this item; a bare number
-            without a unit is accepted only when the reference unit is this one.
+        db_unit: the unit the database stores for this item. A bare number (no
+            unit) is read in the reference's unit when this is None or the
+            reference's unit; when it is another unit the number's unit is
+            ambiguous and the answer is ``WRONG_UNIT`` (``verifier.match.numbers``).
         order: for records and lists: ``ordered``, ``multiset`` (order ignored,
             duplicates counted) or ``set`` (order and duplicates ignored).
         key_columns: columns that identify a row (rows are paired on them before

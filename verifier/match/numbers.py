@@ -44,8 +44,12 @@ Text right after a unitless number that looks like a unit but does not parse
 an English function word) is ``INCOMPATIBLE_UNIT``, never "missing". It is converted to the reference
 unit (through the analyte for mass<->molar, mEq<->mmol, IU<->U) and compared
 as above. Reasons:
-- unit missing: accepted only when the reference unit is the policy's
-  ``db_unit`` (the unit the database stores), else ``WRONG_UNIT``;
+- unit missing (a bare number): read in the reference's unit, unless the task makes that
+  ambiguous: the policy's ``db_unit`` (the unit the database stores the item in) is another
+  unit than the reference's, so the number could be in either (``5.2`` against 5.2 mmol/L
+  converted from a database in mEq/L): ``WRONG_UNIT``. Construction sets ``db_unit`` to the
+  reference's unit, so a bare number is read in it; a hand-written task without ``db_unit``
+  reads it the same way;
 - unit does not parse, or its dimension cannot be converted:
   ``INCOMPATIBLE_UNIT``;
 - converted value differs but the number as written equals the reference
@@ -244,11 +248,13 @@ def compare_quantity(value: float, unit: str | None, ref: QuantityAnswer, policy
     base = {"compared": "quantity", "reference": f"{ref.value:g} {ref.unit}",
             "submitted": f"{value:g} {unit}" if unit else f"{value:g} (no unit)", "rule": describe_rule(rule)}
     if unit is None:
-        if policy.db_unit is not None and same_unit(ref.unit, policy.db_unit):
+        if policy.db_unit is None or same_unit(ref.unit, policy.db_unit):
             ok = within(value, ref.value, rule) or at_own_precision(value, decimals, ref.value, ref.decimals, policy)
-            base["unit"] = f"missing; accepted as the database unit {policy.db_unit}"
+            base["unit"] = f"missing; read in the reference's unit {ref.unit}" + (
+                " (the database unit)" if policy.db_unit is not None else "")
             return success(**base) if ok else failure(ReasonCode.WRONG_VALUE, **base)
-        base["unit"] = "missing (accepted only when the reference unit is the database unit)"
+        base["unit"] = (f"missing, and ambiguous: the database stores {policy.db_unit}, the reference is in "
+                        f"{ref.unit}; state the unit")
         return failure(ReasonCode.WRONG_UNIT, **base)
     conv = linear_converter(unit, ref.unit, policy.analyte)
     if conv.error:
