@@ -8,9 +8,25 @@ number, count, quantity or datetime Answer is ambiguous, and fails with
   (``not``, ``or``, ``either``, ``maybe``, ``perhaps``, ``possibly``,
   ``probably``, ``likely``, ``at least``, ``at most``, ``more/less/fewer/
   greater than``, ``up to``, ``<``, ``>``, ``≤``, ``≥``, ``±``), or
+- it does not commit: it states uncertainty (``might``, ``may be``, ``could be``,
+  ``unsure``, ``uncertain``, ``unclear``, ``guess``, ``presumably``,
+  ``alternatively``, a question mark), or it holds a NULL spelling beside the value
+  (``4.1 mEq/L NULL``, ``NULL 4.1``, ``4.1 (N/A)``, ``4.1 - None``: a value AND an
+  abstention; ``verifier.parse`` reads a NULL spelling only at the start of an
+  Answer, so these are not abstentions either). A NULL that describes data is not an
+  abstention: followed by a word (``NULL values excluded``, ``none of the draws``),
+  after a copula (``2 values were NULL``) or inside a word (``non-NULL``), or
 - it holds more than one candidate value of the asked type that differ
   (after unit conversion for quantities: ``5.2 mmol/L (5.2 mEq/L)`` is one
   value). A range ``a-b`` is two candidates.
+
+An approximation word that introduces no alternative (``about``, ``approximately``,
+``approx.``, ``around``, ``roughly``, ``circa``, ``~``, ``≈``) is not a hedge: the
+Answer still commits to the value it states, which is compared under the policy's
+tolerance (``about 4.1 mEq/L`` matches 4.1; ``about 4`` is at its own precision, too
+coarse for 4.1 at one decimal). "I think" and "I believe" are not hedges either.
+Every such failure is ``WRONG_VALUE`` with ``"ambiguous answer: the Answer says
+'<word>' around the value"``.
 
 The value is the number the Answer states as its answer; context is not a
 candidate (issue 17, kind 1):
@@ -52,12 +68,18 @@ import re
 
 from .aside import committed
 
+#: Alternatives, negations and uncertainty (module docstring): a hedge wherever they stand.
+_NONCOMMITTAL = (r"\b(?:not|or|either|maybe|perhaps|possibly|probably|likely|might|ma(?:y|ybe)\s+(?:be|have)|"
+                 r"could\s+(?:be|have)|unsure|uncertain|unclear|guess(?:ed|ing)?|presumably|alternatively)\b|±|\?")
 _HEDGE = re.compile(
-    r"(?i)\b(?:not|or|either|maybe|perhaps|possibly|probably|likely|at\s+(?:least|most)|"
-    r"(?:more|less|fewer|greater)\s+than|up\s+to)\b|[<>≤≥±]"
+    rf"(?i){_NONCOMMITTAL}|\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater)\s+than|up\s+to)\b|[<>≤≥]"
 )
-#: Alternatives and negations: a hedge wherever they stand.
-_ALTERNATIVE = re.compile(r"(?i)\b(?:not|or|either|maybe|perhaps|possibly|probably|likely)\b|±")
+_ALTERNATIVE = re.compile(rf"(?i){_NONCOMMITTAL}")
+#: A NULL spelling (``verifier.parse``) standing as an answer beside a value: not inside a word or
+#: path (``non-NULL``), not followed by a word (``NULL values``, ``none of``).
+_NULL_TOKEN = re.compile(r"(?i)(?<![\w/-])(?:null|none|n/a)(?![\w/-])(?!\s*[-_]?\s*[A-Za-z])")
+#: Before a NULL spelling, these make it a description of data (``2 values were NULL``).
+_NULL_DESCRIBED = re.compile(r"(?i)\b(?:is|are|was|were|be|been|being|as|to|with|contains?|had|has|have)\s*$")
 #: Comparisons: a hedge on the number they precede; before another number it is a threshold.
 _COMPARISON_BEFORE = re.compile(
     r"(?i)(?:\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater|higher|lower)\s+than|up\s+to|above|below|"
@@ -174,12 +196,25 @@ def hedge_word(text: str, value_start: int | None = None) -> str | None:
     masked = mask_context(text)
     if value_start is None:
         m = _HEDGE.search(masked)
-        return m.group() if m else None
+        return m.group() if m else _null_beside(masked)
     m = _ALTERNATIVE.search(masked)
     if m is not None:
         return m.group()
+    null = _null_beside(masked)
+    if null is not None:
+        return null
     m = _COMPARISON_BEFORE.search(masked, max(0, value_start - 24), value_start)
     return m.group().strip() if m else None
+
+
+def _null_beside(text: str) -> str | None:
+    """The first NULL spelling in ``text`` that stands as an abstention (module docstring), else None."""
+    if "n" not in text and "N" not in text:
+        return None
+    for m in _NULL_TOKEN.finditer(text):
+        if _NULL_DESCRIBED.search(text, max(0, m.start() - 12), m.start()) is None:
+            return m.group()
+    return None
 
 
 def is_context_number(text: str, start: int) -> bool:

@@ -84,8 +84,8 @@ _PER = re.compile(r"\s+per\s+", re.I)
 _BARE_NUMBER = re.compile(r"[+\-]?\d+(?:[.,]\d+)*")
 _STOP = frozenset(
     "in at on of to a an and or the per by for from with is was were be as it its this that which "
-    "were than then if patient patients admission admissions".split()
-)
+    "were than then if patient patients admission admissions null none n/a".split()
+)  # NULL spellings are abstentions beside a value (verifier.match.commit), never a unit ("N/A": newton/ampere)
 _WORD_NUMBERS = {
     w: i
     for i, w in enumerate(
@@ -274,7 +274,9 @@ def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
     """Longest run (up to 3 words) after ``pos`` that parses as a unit."""
     words = list(islice(_UNIT_WORD.finditer(text, pos), 3))  # not the whole rest: linear overall
     for n in range(len(words), 0, -1):
-        cand = text[words[0].start(): words[n - 1].end()].rstrip(".,;:)")
+        cand = text[words[0].start(): words[n - 1].end()].rstrip(".,;:)?")
+        if "?" in cand or ";" in cand:
+            continue  # a question mark or a clause break is no part of a unit (pint would drop it)
         folded = [w.group().casefold().strip(".,;:") for w in words[:n]]
         per = n == 3 and folded[1] == "per"  # "units per hour" is units/hour
         if not cand or any(w in _STOP for i, w in enumerate(folded) if not (per and i == 1)):
@@ -291,7 +293,7 @@ def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
 
 
 _SIMPLE_Q = re.compile(
-    r"^([+\-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?:\s*([A-Za-zµμ°º%#/][^\s\d]*(?:/[^\s]+)?))?$"
+    r"^([+\-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?:\s*([A-Za-zµμ°º%#/][^\s\d?;]*(?:/[^\s?;]+)?))?$"
 )
 _SIMPLE_NUM = re.compile(r"^([+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+\-]?\d+)?)(\s*%)?$")
 
