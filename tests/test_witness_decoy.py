@@ -61,7 +61,7 @@ def test_table_fingerprint_is_not_evidence(demo_db: Path, sample: list) -> None:
         # the honest, scoped evidence still qualifies on the same task
         assert _verdict(demo_db, task, [_step(demo_db, 1, evidence_query(task))], 1).success, task.task_id
     # before the decoy check every sampled task passed; a few relational tasks whose
-    # decoy is not clean (the check is skipped there, see _noise._perturbations) remain
+    # decoy is not clean (the check is skipped there, see _evaluate._perturbations) remain
     assert len(passed) <= len(sample) // 10, passed
     assert specific >= len(sample) * 8 // 10
 

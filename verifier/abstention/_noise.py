@@ -70,61 +70,22 @@ qualifies when its visible base result is empty or shows an empty value
 
 from __future__ import annotations
 
-import math
-import os
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
-
-from sqlglot import exp
 
 from ..contract import (
     InputError,
     ReasonCode,
     Task,
     Trajectory,
-    UnsafeQueryError,
     VerifyConfig,
 )
-from ..sql import (
-    DialectUnsupported,
-    ConnectionSpec,
-    QueryFailed,
-    QueryTimeout,
-    QueryResult,
-    base_spec,
-    parse_checked,
-    resolved_path,
-    token_key,
-    tokenize,
-)
-from ..sql import _cache as query_cache
-from ._budget import BudgetExhausted, EvidenceBudget, select
+from ._budget import EvidenceBudget, select
 from ._citation import check_citation
-from ._decoy import decoy_markers, decoy_witness, item_nuisance
-from ._dialect import carried_over, dataset_now, output_matches_across
-from ._invariance import Perturbation
-from ._evidence import (
-    EvidenceQuery,
-    display_key,
-    extract_evidence,
-    reflected_in_output,
-    visible_canon,
-)
-from ._opaque import earlier_numbers, given_numbers, opaque_comparison, opaque_syntax, volatile
+from ._evaluate import _evaluate
+from ._evidence import extract_evidence
+from ._opaque import earlier_numbers
 from ._reasoning import check_reasoning
-from ._rekey import rekeyed_witness, task_named_values
 from ._small_cell import check_small_cell
-from ._small_cell import rules as small_cell_rules
-from ._witness import (
-    compare,
-    for_overlay,
-    open_overlay,
-    overlay_shape,
-    tables_read,
-    task_bounds,
-    witness_key,
-)
 
 #: Per-query status -> reason code, in reporting order.
 STATUS_CODES: dict[str, ReasonCode] = {
@@ -141,212 +102,6 @@ STATUS_CODES: dict[str, ReasonCode] = {
 }
 # ``over_budget`` (EVIDENCE_BUDGET_EXCEEDED, whatever else qualified) and ``not_evaluated``
 # (beyond ``max_evidence_queries``: neither for nor against the agent) are handled by verify_noise.
-
-
-#: (checked SQL, tables read or None for introspection, volatile, why the query is an opaque digest or None, tree)
-Analysis = tuple[str, frozenset[str] | None, bool, str | None, exp.Expression]
-
-#: Analyses of accepted queries, keyed by ``sqlsafe.token_key`` (bounded LRU): texts that
-#: differ only in keyword case, whitespace or comments share one sqlglot parse.
-_BY_TOKENS: "query_cache.LRU[tuple[str, tuple[tuple[str, str], ...]], Analysis]" = query_cache.LRU(65536)
-
-
-@lru_cache(maxsize=65536)
-def _analyse(sql: str, dialect: str) -> Analysis:
-    """Checked DuckDB SQL, the tables it reads (``None``: introspection), whether
-    it is volatile, why it is opaque (``_opaque``) and its tree (read-only); memoised per raw text, and per token stream
-    (``sqlsafe.token_key``) for accepted queries, so cosmetic variants of one
-    query (GRPO samples of a task) are parsed once. A rejected query is always
-    analysed from its own text (its reason quotes it). Raises ``UnsafeQueryError``."""
-    tokens = tokenize(sql, dialect)  # once, for the key and the parse
-    key = None if tokens is None else token_key(sql, dialect, tokens)
-    if key is not None:
-        found = _BY_TOKENS.get((dialect, key))
-        if found is not None:
-            return found
-    result = _analyse_text(sql, dialect, tokens)
-    if key is not None:
-        _BY_TOKENS.put((dialect, key), result)
-    return result
-
-
-def _analyse_text(sql: str, dialect: str, tokens: list[Any] | None = None) -> Analysis:
-    safe, tree = parse_checked(sql, dialect, tokens=tokens)
-    read = tables_read(tree)
-    return safe, (None if read is None else frozenset(read)), volatile(tree), opaque_syntax(tree), tree
-
-
-def _empty_cell(v: Any) -> bool:
-    return v is None or v is False or v == 0 or (isinstance(v, str) and not v.strip())
-
-
-def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: VerifyConfig, budget: EvidenceBudget,
-              earlier: set[float] | None = None) -> dict[str, Any]:
-    try:
-        return _evaluate_within(q, db, task, dialect, config, budget, earlier)
-    except BudgetExhausted:
-        return {"step": q.step, "position": q.position, "origin": q.origin, "sql": q.sql[:2000], "status": "over_budget",
-                "why": f"the trajectory's evidence time budget of {budget.time_budget_s:g} s (base, overlays and decoys) was spent"}
-
-
-def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: VerifyConfig, budget: EvidenceBudget,
-                     earlier: set[float] | None = None) -> dict[str, Any]:
-    rec: dict[str, Any] = {"step": q.step, "position": q.position, "origin": q.origin, "sql": q.sql[:2000]}
-    if q.failed:
-        rec.update(status="failed", why=f"the step failed when the agent ran it: {q.failed[:300]}")
-        return rec
-    step = q.step_ref
-    try:
-        if dialect == "duckdb":
-            safe, read, is_volatile, opaque, tree = _analyse(q.sql, dialect)
-        else:  # SQLite / PostgreSQL evidence, carried over with its dialect's semantics (_dialect)
-            safe, read, is_volatile, opaque, tree = _analyse(carried_over(q.sql, dialect, db, dataset_now(task, config)), "duckdb")
-            rec["duckdb_sql"] = safe[:2000]
-    except DialectUnsupported as exc:
-        rec.update(status="dialect_unsupported", why=exc.reason)
-        return rec
-    except UnsafeQueryError as exc:
-        rec.update(status="rejected", why=exc.reason)
-        return rec
-    limit, cap = config.query_time_limit_s, config.row_cap
-    try:
-        base = budget.run(("base", str(db)), base_spec(db), safe, time_limit_s=limit, row_cap=cap)
-    except QueryFailed as exc:
-        if dialect != "duckdb" and not isinstance(exc, QueryTimeout):
-            # the step ran on its own engine; DuckDB failing on the translation is not the agent's
-            rec.update(status="dialect_unsupported", why=f"the DuckDB translation of this {dialect} query fails: {exc.message}")
-            return rec
-        rec.update(status="failed", why=exc.message)
-        return rec
-    rec["base_rows"] = len(base.rows)
-    if q.origin == "sql" and step is not None and not (step.output or "").strip() and step.rows is None:
-        rec.update(status="unseen", why="the step recorded no output: a result the agent never saw is not evidence")
-        return rec
-    if q.origin == "python_ast" and step is not None:
-        seen, why = reflected_in_output(step, base, config.display)
-        if not seen:
-            rec.update(status="unseen", why=f"SQL recovered from the Python code: {why}")
-            return rec
-    if is_volatile:
-        rec["recorded_output"] = "not compared: the query uses a volatile function (now(), random(), ...)"
-        rec.update(status="nondeterministic",
-                   why="a volatile function or random sample gives another result on every run: never evidence")
-        return rec
-    if q.step_ref is not None:
-        ok, why = output_matches_across(q.step_ref, base, config.display, dialect)
-        rec["recorded_output"] = why
-        if not ok:
-            rec.update(status="fabricated", why=why)
-            return rec
-    opaque = opaque or opaque_comparison(tree, earlier or set(), given_numbers(task))
-    if opaque:
-        rec.update(status="opaque", why=opaque)
-        return rec
-    witness = task.reference.witness
-    if not witness:
-        visible = visible_canon(base, config.display)
-        gap = not visible or any(_empty_cell(v) for row in visible for v in row)
-        rec.update(status="qualifies" if gap else "no_gap",
-                   why="no witness rows: " + ("the base result shows an absence or empty value" if gap else "the base result shows no absence"))
-        return rec
-    if read is None:
-        rec.update(status="not_sensitive", why="schema introspection cannot see witness rows")
-        return rec
-    # The witness as the query sees it has its invented surrogate ids re-keyed to
-    # pseudo-random holes inside the base's id range (verifier.abstention._rekey): honest
-    # evidence does not depend on those ids, a query aimed at them (``id > max(id)``,
-    # ``id = max(id) + 1``) cannot see the rows.
-    variant = rekeyed_witness(db, witness, task_named_values(task)) or witness
-    # the overlay's shape first; the overlay itself only if its result is not cached
-    _, overlay_tables, _ = overlay_shape(db, variant)
-    if not read & overlay_tables:
-        rec.update(status="not_sensitive", why=f"reads {sorted(read) or 'no table'}, none of the witnessed tables {sorted(overlay_tables)}")
-        return rec
-    try:
-        over = _on_overlay(db, variant, safe, limit, cap, budget)
-    except QueryFailed as exc:
-        rec.update(status="failed", why=f"on the witness overlay: {exc.message}")
-        return rec
-    rec["overlay_rows"] = len(over.rows)
-    threshold = _small_cell_threshold(task)
-    req = task.reference.unmet_requirement
-    s = compare(base, over, config.display, small_cell_threshold=threshold, bounds=task_bounds(task.params, req.scope if req else {}))
-    rec.update(status="qualifies" if s.shows_gap else ("no_gap" if s.sensitive else "not_sensitive"), why=s.why)
-    if s.shows_gap:
-        # ... and must stay the same under every perturbation that leaves the requirement as it
-        # is (metamorphic testing, ARCHITECTURE.md section 4): the witness moved out of the task's
-        # scope (verifier.abstention._decoy), an in-scope row of another item or code
-        # (_decoy.item_nuisance); judged on the part of the result in scope (_invariance)
-        for p in _perturbations(db, task, config, threshold, variant):
-            try:
-                p_over = _on_overlay(db, p.witness, safe, limit, cap, budget)
-            except QueryFailed as exc:
-                rec.update(status="failed", why=f"on the {p.name} overlay: {exc.message}")
-                return rec
-            if not p.tolerated(base, over, p_over, config.display, threshold):
-                rec.update(status="not_specific", why=p.why)
-                break
-    return rec
-
-
-_PERTURBATIONS: dict[tuple[Any, ...], list[Perturbation]] = {}
-
-
-def _perturbations(db: Path, task: Task, config: VerifyConfig, threshold: int | None, variant: Any) -> list[Perturbation]:
-    """The task's perturbations that its own reference evidence (``reference.sql``) passes: a
-    perturbation the reference query does not pass is not clean for this task (a relational
-    task where other rows still link the moved rows to it, as an emar detail row keyed by its
-    administration's emar_id) and is skipped rather than risk rejecting honest evidence.
-    Memoised per process and task."""
-    key = (os.getpid(), str(db), task.task_id, witness_key(task.reference.witness), display_key(config.display),
-           config.row_cap, threshold)
-    if key in _PERTURBATIONS:
-        return _PERTURBATIONS[key]
-    candidates: list[Perturbation] = []
-    decoy = decoy_witness(db, task)
-    if decoy is not None:
-        candidates.append(Perturbation("decoy", decoy, *decoy_markers(db, task)))
-    nuisance = item_nuisance(db, task, variant)
-    if nuisance is not None:
-        candidates.append(Perturbation("nuisance", *nuisance))
-    out: list[Perturbation] = []
-    limit, cap = config.query_time_limit_s, config.row_cap
-    try:
-        safe = _analyse(task.reference.sql, "duckdb")[0]
-        own = EvidenceBudget(math.inf)  # the task's own query: the verifier's cost, not the trajectory's
-        base = own.run(("base", str(db)), base_spec(db), safe, time_limit_s=limit, row_cap=cap)
-        over = _on_overlay(db, variant, safe, limit, cap, own)
-        for p in candidates:
-            p_over = _on_overlay(db, p.witness, safe, limit, cap, own)
-            # the decoy stays strict on the reference: it must not see the moved rows at all
-            clean = (not compare(base, p_over, config.display, small_cell_threshold=threshold).sensitive
-                     if p.name == "decoy" else p.tolerated(base, over, p_over, config.display, threshold))
-            if clean:
-                out.append(p)
-    except (UnsafeQueryError, QueryFailed):
-        out = []  # cannot calibrate: no perturbation check
-    if len(_PERTURBATIONS) >= 65536:
-        _PERTURBATIONS.clear()
-    _PERTURBATIONS[key] = out
-    return out
-
-
-def _on_overlay(db: Path, witness: Any, safe: str, limit: float, cap: int, budget: EvidenceBudget) -> QueryResult:
-    """``safe`` run on the overlay of ``witness`` in the query process (its result cached; the
-    overlay itself built there only on a cache miss), charged to ``budget``. Raises
-    ``QueryFailed``, ``BudgetExhausted``."""
-    key, _, catalog = overlay_shape(db, witness)
-    sql = for_overlay(safe, catalog)
-    spec = ConnectionSpec(("overlay", resolved_path(str(db)), key), open_overlay, (str(db), list(witness)))
-    return budget.run(("overlay", str(db), key), spec, sql, time_limit_s=limit, row_cap=cap)
-
-
-def _small_cell_threshold(task: Task) -> int | None:
-    n = task.reference.eligible_units
-    thr = small_cell_rules().threshold
-    if task.scope == "population" and n is not None and 1 <= n < thr:
-        return thr
-    return None
 
 
 def _aggregate(records: list[dict[str, Any]]) -> list[ReasonCode]:

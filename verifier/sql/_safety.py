@@ -225,7 +225,7 @@ def token_key(sql: str, dialect: str = "duckdb", tokens: list[Any] | None = None
     tokens. Two texts with the same key parse to the same tree (comments
     aside), so ``parse_checked`` accepts both or neither and renders the same
     DuckDB SQL up to comments: callers may share an accepted query's analysis
-    between them (``verifier.abstention._noise`` does). Costs about a fifth of a parse.
+    between them (``verifier.abstention._evaluate`` does). Costs about a fifth of a parse.
 
     Args:
         sql: query text in ``dialect``.
