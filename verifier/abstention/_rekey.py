@@ -5,7 +5,7 @@ identifiers the construction program invented (a new ``lab_event_id``, a new
 ``icuadmissionid``). A query filtering on such an id (``WHERE lab_event_id =
 99000001``, ``>= 99000000``) sees the witness without ever looking at the
 patient, admission or item, so evidence is judged on the witness with those
-fresh identifiers re-keyed (``rekeyed_witness(...)``, used by ``verifier.abstention._noise``
+fresh identifiers re-keyed (``rekeyed_witness(...)``, used by ``verifier.abstention._evaluate``
 in place of the task's witness): pseudo-random holes inside the base's id range
 that a query keyed on the invented ids (or on "beyond the base's ids") cannot see.
 
