@@ -348,3 +348,16 @@ def test_sandbox_unavailable_is_importable_where_the_readme_says():
 
     assert verifier.SandboxUnavailable is verifier.env.SandboxUnavailable
     assert issubclass(verifier.SandboxUnavailable, verifier.VerifierError)
+
+
+def test_every_worker_is_started_before_the_first_chunk(sample, demo_db: Path):
+    """A process pool starts all its workers, each through its initializer, before it scores:
+    forkserver workers start one at a time as work arrives, so a second worker would otherwise
+    start inside a later batch and charge its start-up (registries, lookups) to it (issue 15)."""
+    tasks, lines = sample
+    with BatchVerifier(tasks, demo_db, workers=2, backend="process") as bv:
+        out = list(bv.score_lines(lines[:1]))  # one chunk: one worker needed
+        assert len(out) == 1 and json.loads(out[0])["task_id"] == json.loads(lines[0])["task_id"]
+        cpu = bv.cpu_seconds()
+        assert len(cpu) == 2, cpu  # both workers reported, before any of them scored a second chunk
+        assert all(s > 0 for s in cpu.values())

@@ -113,6 +113,9 @@ class BatchVerifier:
             self._pool = _SerialPool(make_state(*self._init_args))
         elif self.backend == "process":
             self._pool = _ProcessPool(self.workers, self._init_args)
+            for res in self._pool.start():  # every worker started before the first chunk
+                self._cache_counts[res.worker] = (res.cache_hits, res.cache_misses)
+                self._cpu[res.worker] = res.cpu_seconds
         else:
             from ._ray import RayPool
 

@@ -14,7 +14,7 @@ from multiprocessing import get_context
 from typing import Any
 
 from ._items import _ids_of, error_record, record_json
-from ._worker import ChunkResult, WorkerState, _init_worker, _score_chunk_in_worker
+from ._worker import ChunkResult, WorkerState, _init_worker, _ready_in_worker, _score_chunk_in_worker
 
 
 class _SerialPool:
@@ -49,6 +49,21 @@ class _ProcessPool:
         else:  # pragma: no cover
             ctx = get_context("spawn")
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_init_worker, initargs=self.init_args)
+
+    def start(self, hold_s: float = 0.05, rounds: int = 20) -> list[ChunkResult]:
+        """Start every worker now and wait until each has run its initializer (connections,
+        query process, unit registry, database lookups): ``ProcessPoolExecutor`` starts
+        forkserver workers one at a time as work arrives, so a worker could otherwise start
+        inside a batch and charge its start-up to it. Returns one probe result per worker seen
+        (pid and CPU seconds so far); fewer than ``workers`` only if some never answered in
+        ``rounds`` rounds of probes."""
+        seen: dict[int, ChunkResult] = {}
+        for _ in range(rounds):
+            for res in [f.result() for f in [self.ex.submit(_ready_in_worker, hold_s) for _ in range(self.workers)]]:
+                seen[res.worker] = res
+            if len(seen) >= self.workers:
+                break
+        return list(seen.values())
 
     def submit(self, chunk: list[tuple[int, Any]]) -> Future:
         try:

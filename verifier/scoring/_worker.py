@@ -282,6 +282,17 @@ def _warm_query_process(db: str) -> None:
         pass  # reported by the first item that needs it
 
 
+def _ready_in_worker(hold_s: float) -> ChunkResult:
+    """A started worker's answer to the pool's start-up probe (``_pool._ProcessPool.start``): its
+    pid and CPU seconds so far (its start-up included), after holding it ``hold_s`` seconds so
+    that one worker cannot answer every probe."""
+    time.sleep(hold_s)
+    assert _STATE is not None, "worker not initialised"
+    cache = _STATE.cache
+    return ChunkResult(os.getpid(), cache.hits if cache else 0, cache.misses if cache else 0, [],
+                       time.process_time() + _query_processes_cpu())
+
+
 def _score_chunk_in_worker(chunk: Sequence[tuple[int, Any]]) -> ChunkResult:
     assert _STATE is not None, "worker not initialised"
     return _STATE.score_chunk(chunk)
