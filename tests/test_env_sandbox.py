@@ -338,7 +338,7 @@ def test_traceback_labels_use_the_environment_step_index(env: EHREnv) -> None:
 
 def test_threads_work_and_processes_do_not_in_the_os_sandbox(small_db: Path) -> None:
     """The seccomp filter refuses new processes (fork, vfork, clone without CLONE_THREAD) but not threads."""
-    from verifier.env._seccomp import filter_program
+    from verifier.pysandbox._seccomp import filter_program
 
     assert filter_program("sparc") is None and len(filter_program("x86_64")) % 8 == 0
     env = EHREnv(str(small_db), EnvConfig(python=PythonLimits(audit_hook=False)), scorer=_scorer)

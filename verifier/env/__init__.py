@@ -17,7 +17,7 @@ from .checker import Env, EnvCheckError, check_env, hidden_leaks
 from .ehr_env import TOOLS, EHREnv, EnvConfig
 from .instructions import EVIDENCE_CHECK_INSTRUCTION, SHARED_INSTRUCTIONS
 from ..contract import SandboxUnavailable
-from .sandbox import PythonLimits, PythonResult, PythonSandbox
+from ..pysandbox import PythonLimits, PythonResult, PythonSandbox
 
 __all__ = [
     "SandboxUnavailable",

@@ -30,7 +30,7 @@ from ..contract import (
 from ..sql import json_cell, render_result
 from .actions import Action, parse_action
 from .instructions import SHARED_INSTRUCTIONS, reset_observation
-from .sandbox import PythonLimits, PythonSandbox, WorkerDied
+from ..pysandbox import PythonLimits, PythonSandbox, WorkerDied
 
 #: ``scorer(trajectory, task, config) -> Verdict``; default ``verifier.verify.verify``.
 Scorer = Callable[[Trajectory, Task, VerifyConfig], Verdict]
