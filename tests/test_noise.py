@@ -138,6 +138,16 @@ def _reasons(db: Path, traj: Trajectory, task: Task | None = None, **kw: Any) ->
     return [r.value for r in v.reasons]
 
 
+def _printing_a_constant() -> list[str]:
+    """The reasons for a Python step whose query never shows and which prints a constant: the
+    query is unseen (NO_EVIDENCE) and, where bubblewrap runs, the step re-run on the witness
+    prints the same (EVIDENCE_NOT_SENSITIVE; a step is judged by what it prints, section 4)."""
+    from verifier.pysandbox import PythonLimits, sandbox_status
+
+    rerun = sandbox_status(PythonLimits(isolation="bwrap", site_packages=True))[0]
+    return ["EVIDENCE_NOT_SENSITIVE", "NO_EVIDENCE"] if rerun else ["NO_EVIDENCE"]
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -589,7 +599,7 @@ def test_an_empty_result_must_show_on_a_line_of_its_own(db: Path) -> None:
     shown". Only a line that is itself an empty marker counts now."""
     rows_q = f"SELECT lab_event_id, value FROM lab_events WHERE admissionid = {ADM} AND itemid = {ITEM}"
     dead = Step(index=1, kind="python", code=f'if False:\n    con.execute("{rows_q}")\nprint("exit code 0")', output="exit code 0")
-    assert _reasons(db, _traj([dead])) == ["NO_EVIDENCE"]
+    assert _reasons(db, _traj([dead])) == _printing_a_constant()
     for shown in ("[]", "rows: 0", "Empty DataFrame\nColumns: [lab_event_id, value]\nIndex: []"):
         ran = Step(index=1, kind="python", code=f'print(con.execute("{rows_q}").fetchall())', output=shown)
         assert _reasons(db, _traj([ran])) == [], shown
@@ -602,7 +612,7 @@ def test_sql_the_agent_never_saw_is_not_evidence(db: Path) -> None:
     dead = Step(index=1, kind="python", code=f'if False:\n    con.execute("{GOOD}")', output="")
     assert _reasons(db, _traj([dead])) == ["NO_EVIDENCE"]
     printed_else = Step(index=1, kind="python", code=f'if False:\n    print(con.execute("{GOOD}").fetchall())\nprint("done")', output="done")
-    assert _reasons(db, _traj([printed_else])) == ["NO_EVIDENCE"]
+    assert _reasons(db, _traj([printed_else])) == _printing_a_constant()
     ran = Step(index=1, kind="python", code=f'print(con.execute("{GOOD}").fetchall())', output="[(0,)]")
     assert _reasons(db, _traj([ran])) == []
     rows_q = f"SELECT itemid, count(*) AS n FROM lab_events WHERE admissionid = {ADM} GROUP BY itemid ORDER BY itemid"

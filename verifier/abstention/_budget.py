@@ -80,6 +80,13 @@ class EvidenceBudget:
         self.spent_s += res.elapsed_s
         return res
 
+    def charge(self, seconds: float) -> None:
+        """Charge ``seconds`` of work that is not a query (re-running a Python step's code,
+        ``_printed``); the budget is exhausted when the total passes it."""
+        self.spent_s += max(0.0, seconds)
+        if self.spent_s > self.time_budget_s:
+            self.exhausted = True
+
     def summary(self) -> dict[str, Any]:
         """``{"time_budget_s", "exhausted"}`` for the verdict's details (the seconds spent are
         left out: they vary from run to run, and verdicts are byte-identical across runs)."""

@@ -135,10 +135,14 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
     if q.origin == "sql" and step is not None and not (step.output or "").strip() and step.rows is None:
         rec.update(status="unseen", why="the step recorded no output: a result the agent never saw is not evidence")
         return rec
-    if q.origin == "python_ast" and step is not None:
+    if q.origin != "sql" and step is not None:
+        # a Python step's query counts by its rows only when they show in what the step printed
+        # (the code may print anything else: a dump of every table printing its sizes); the step
+        # itself is then judged by what it printed (_printed)
         seen, why = reflected_in_output(step, base, config.display)
         if not seen:
-            rec.update(status="unseen", why=f"SQL recovered from the Python code: {why}")
+            origin = "recovered from the Python code" if q.origin == "python_ast" else "run by the Python step"
+            rec.update(status="unseen", why=f"SQL {origin}: {why}")
             return rec
     if is_volatile:
         rec["recorded_output"] = "not compared: the query uses a volatile function (now(), random(), ...)"

@@ -429,6 +429,21 @@ def _cell_shown(value: Any, text: str, lowered: str, numbers: list[tuple[float, 
     return str(c).lower() in lowered or format_cell(value).strip().lower() in lowered
 
 
+_PY_DATETIME = re.compile(r"datetime\.(datetime|date)\((\d{1,4}), (\d{1,2}), (\d{1,2})(?:, (\d{1,2}), (\d{1,2})(?:, (\d{1,2}))?(?:, \d+)?)?\)")
+
+
+def _iso_datetimes(text: str) -> str:
+    """Python's repr of datetimes (``datetime.datetime(2153, 4, 13, 19, 45)``, how a printed row
+    of ``db.sql(...).rows`` shows them) rewritten as the ISO text a result cell canonicalises to."""
+    def iso(m: re.Match[str]) -> str:
+        y, mo, d = (int(g) for g in m.group(2, 3, 4))
+        if m.group(1) == "date":
+            return f"{y:04d}-{mo:02d}-{d:02d}"
+        h, mi, sec = (int(g or 0) for g in m.group(5, 6, 7))
+        return f"{y:04d}-{mo:02d}-{d:02d} {h:02d}:{mi:02d}:{sec:02d}"
+    return _PY_DATETIME.sub(iso, text) if "datetime." in text else text
+
+
 def reflected_in_output(step: Step, result: QueryResult, display: DisplayConfig | None = None) -> tuple[bool, str]:
     """Whether a query's re-executed result visibly shows in a Python step's printed output.
 
@@ -438,7 +453,7 @@ def reflected_in_output(step: Step, result: QueryResult, display: DisplayConfig 
     step printed. Rule: with visible rows (``render.visible_rows`` under
     ``display``), every cell of at least one visible row appears in the output
     text (numbers at the text's stated decimals, text case-insensitively, NULL
-    as None/NULL/NaN/<NA>/NaT); with an empty result, the output shows an empty
+    as None/NULL/NaN/<NA>/NaT, datetimes also in Python's ``datetime.datetime(...)`` repr); with an empty result, the output shows an empty
     result on a line of its own (``[]``, ``()``, "Empty DataFrame", "0 rows", "no rows",
     "None", a lone ``0``, ``n: 0``; not a 0 inside other text such as "exit code 0").
 
@@ -450,7 +465,7 @@ def reflected_in_output(step: Step, result: QueryResult, display: DisplayConfig 
     Returns:
         ``(reflected, why)``.
     """
-    text = (step.output or "").strip()
+    text = _iso_datetimes((step.output or "").strip())
     if not text:
         return False, "the step recorded no output, so nothing shows the query ran"
     lowered = text.lower()

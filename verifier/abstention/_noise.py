@@ -70,6 +70,7 @@ qualifies when its visible base result is empty or shows an empty value
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..contract import (
@@ -81,9 +82,13 @@ from ..contract import (
 )
 from ._budget import EvidenceBudget, select
 from ._citation import check_citation
-from ._evaluate import _evaluate
+from ._evaluate import _analyse, _evaluate, _on_overlay, _perturbations, _small_cell_threshold
 from ._evidence import extract_evidence
 from ._opaque import earlier_numbers
+from ._printed import judge_printed, python_targets
+from ._rekey import rekeyed_witness, task_named_values
+from ._witness import overlay_shape, task_bounds
+from ..sql import base_spec
 from ._reasoning import check_reasoning
 from ._small_cell import check_small_cell
 
@@ -102,6 +107,34 @@ STATUS_CODES: dict[str, ReasonCode] = {
 }
 # ``over_budget`` (EVIDENCE_BUDGET_EXCEEDED, whatever else qualified) and ``not_evaluated``
 # (beyond ``max_evidence_queries``: neither for nor against the agent) are handled by verify_noise.
+
+
+def _printed_evidence(trajectory: Trajectory, task: Task, cited: list[int], records: list[dict[str, Any]], db: Path,
+                      config: VerifyConfig, budget: EvidenceBudget) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The print path (``_printed``): cited Python steps none of whose queries qualified,
+    re-run in the sandbox on the base, the re-keyed witness and the calibrated perturbations.
+    ``(records, note)``; ``([], None)`` when no Python step is a candidate (no cost)."""
+    targets = python_targets(trajectory, cited)
+    if not targets:
+        return [], None
+    if trajectory.dialect != "duckdb" or not task.reference.witness:
+        why = "the episode's SQL dialect is not DuckDB" if trajectory.dialect != "duckdb" else "the task has no witness rows"
+        return [], {"used": False, "why": f"Python steps are not re-run: {why}"}
+    variant = rekeyed_witness(db, task.reference.witness, task_named_values(task)) or task.reference.witness
+    threshold = _small_cell_threshold(task)
+    req = task.reference.unmet_requirement
+    limit, cap = config.query_time_limit_s, config.row_cap
+
+    def runner(witness: Any) -> Any:
+        def run_sql(sql: str) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+            safe = _analyse(sql, "duckdb")[0]
+            res = (budget.run(("base", str(db)), base_spec(db), safe, time_limit_s=limit, row_cap=cap) if witness is None
+                   else _on_overlay(db, witness, safe, limit, cap, budget))
+            return res.columns, res.rows, res.truncated
+        return run_sql
+
+    return judge_printed(trajectory, targets, variant, _perturbations(db, task, config, threshold, variant), runner, budget,
+                         threshold=threshold, bounds=task_bounds(task.params, req.scope if req else {}))
 
 
 def _aggregate(records: list[dict[str, Any]]) -> list[ReasonCode]:
@@ -172,6 +205,11 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
     records += [{"step": q.step, "position": q.position, "origin": q.origin, "sql": q.sql[:2000], "status": "not_evaluated",
                  "why": f"beyond the {config.max_evidence_queries} evidence queries evaluated (cited steps first, then the latest)"}
                 for q in skipped]
+    printed_note = None
+    if not any(r["status"] == "qualifies" for r in records) and not budget.exhausted:
+        # no query qualified: a cited Python step is judged by what it printed (_printed)
+        printed, printed_note = _printed_evidence(trajectory, task, found.cited, records, db, config, budget)
+        records += printed
     records.sort(key=lambda r: (r["step"], r["position"]))
     judged = [r for r in records if r["status"] not in ("over_budget", "not_evaluated")]
     if judged or not budget.exhausted:
@@ -190,6 +228,7 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
         "invalid_citations": found.invalid_citations,
         "unresolved_python": [f"step {s}: {why}" for s, why in found.unresolved],
         "witness": bool(task.reference.witness),
+        **({"python_output": printed_note} if printed_note is not None else {}),
         "budget": {**budget.summary(), "max_queries": config.max_evidence_queries,
                    "evaluated": len(evaluated), "not_evaluated": len(skipped)},
     }
