@@ -30,8 +30,9 @@ rule, most specific first:
        fabricated; otherwise every number in the text must be a number of the
        re-executed result (its rendered cells and column names, compared at
        the text's stated decimals) or its row count.
-    Python steps are not compared (their printed output is the agent code's
-    transformation of the rows, which the verifier does not re-run).
+    Python steps are not compared here (their printed output is the agent code's
+    transformation of the rows): a Python step judged by its printout is re-run in the
+    sandbox and must reproduce it (``_printed``).
     The environment's observation framing (a leading ``[step N]`` line, a
     trailing ``[only the first N rows were fetched]``) is removed first, so
     outputs logged as chat tool messages compare like recorded ones.
@@ -448,9 +449,11 @@ def reflected_in_output(step: Step, result: QueryResult, display: DisplayConfig 
     """Whether a query's re-executed result visibly shows in a Python step's printed output.
 
     For SQL recovered from Python code by ``ast`` (no ``Step.sql`` recorded),
-    the verifier does not know the call ever ran (``if False: con.execute(...)``):
-    the query counts as evidence only if its result is reflected in what the
-    step printed. Rule: with visible rows (``render.visible_rows`` under
+    the verifier does not know the call ever ran (``if False: con.execute(...)``);
+    for SQL a Python step ran (``Step.sql``), it does not know the agent saw the
+    rows (the code may print only a table's size). Either query counts as
+    evidence on its rows only if its result is reflected in what the step
+    printed (else the step is judged by its printout, ``_printed``). Rule: with visible rows (``render.visible_rows`` under
     ``display``), every cell of at least one visible row appears in the output
     text (numbers at the text's stated decimals, text case-insensitively, NULL
     as None/NULL/NaN/<NA>/NaT, datetimes also in Python's ``datetime.datetime(...)`` repr); with an empty result, the output shows an empty

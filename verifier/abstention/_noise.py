@@ -60,10 +60,13 @@ reasons they produce appear in this order:
    decided): a rejection adds ``JUDGE_REJECTED``; a judge failure is recorded
    in the details and changes nothing.
 
-For SQL run inside Python steps the verifier cannot know what the code
-printed; the SQL result's visible rows (the display limits applied) stand for
-what the agent saw, and the printed output is not compared (no fabrication
-check). A task without witness rows cannot be checked for sensitivity; then a query
+For SQL run inside Python steps the SQL result's visible rows (the display limits applied)
+count only when they show in the step's printed output (``evidence.reflected_in_output``). When
+no query qualified, cited Python steps are judged by what they print (``verifier.abstention._printed``):
+re-run in the bubblewrap sandbox on the base (must reproduce the recorded output, else
+``fabricated``), the re-keyed witness and the calibrated perturbations, their printed lines
+compared like rows; records of origin ``python_output``, and ``details["evidence"]["python_output"]``
+when such a step exists (``used``; ``why`` when the sandbox cannot run here). A task without witness rows cannot be checked for sensitivity; then a query
 qualifies when its visible base result is empty or shows an empty value
 (NULL, 0, empty text), and ``details["evidence"]["witness"]`` says so.
 """
