@@ -120,30 +120,26 @@ def _numbers_only(g: tuple[Any, ...], n: tuple[Any, ...]) -> bool:
     return len(g) == len(n) and all(a == b or (isinstance(a, float) and isinstance(b, float)) for a, b in zip(g, n))
 
 
+def _unpaired(side: Sequence[tuple[Any, ...]], other: Sequence[tuple[Any, ...]]) -> tuple[list[Any], list[Any]]:
+    """Rows of ``side`` and of ``other`` left over once each row of ``side`` is paired with a row
+    of ``other`` differing only in numbers (an equivalence: the pairing's size is order-free)."""
+    pool, left = list(other), []
+    for row in side:
+        j = next((k for k, o in enumerate(pool) if _numbers_only(row, o)), None)
+        if j is None:
+            left.append(row)
+        else:
+            pool.pop(j)
+    return left, pool
+
+
 def rows_appear_beside_counts(new: Sequence[tuple[Any, ...]], gone: Sequence[tuple[Any, ...]]) -> bool:
     """Whether a printed output's change is rows appearing (or disappearing) whose only other
     change is numbers beside them: every changed line of the other side pairs with a line of the
     same shape that differs only in numbers (a count or total of the rows printed above it:
     ``1 1`` becoming ``4 4`` next to three new listed readmissions). Canonical rows (``compare``)."""
-    pool = list(new)
-    left_gone = []
-    for g in gone:
-        j = next((k for k, n in enumerate(pool) if _numbers_only(g, n)), None)
-        if j is None:
-            left_gone.append(g)
-        else:
-            pool.pop(j)
-    if not left_gone:
-        return bool(pool)  # rows appear; the gone lines were counts beside them
-    pool = list(gone)
-    left_new = []
-    for n in new:
-        j = next((k for k, g in enumerate(pool) if _numbers_only(g, n)), None)
-        if j is None:
-            left_new.append(n)
-        else:
-            pool.pop(j)
-    return not left_new and bool(pool)  # rows disappear; the new lines are counts beside them
+    left_gone, left_new = _unpaired(gone, new)
+    return (not left_gone and bool(left_new)) or (not left_new and bool(left_gone))
 
 
 def printed_result(text: str) -> QueryResult:

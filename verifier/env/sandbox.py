@@ -7,22 +7,7 @@ re-run a cited Python step inside the same OS boundary; this module keeps
 
 from __future__ import annotations
 
-from ..pysandbox import (  # noqa: F401 - re-exported
-    ISOLATION_ENV,
-    STATE_LOST,
-    PythonLimits,
-    PythonResult,
-    PythonSandbox,
-    RunSql,
-    SandboxUnavailable,
-    WorkerDied,
-    default_isolation,
-    mount_namespace_available,
-    network_namespace_available,
-    sandbox_status,
-)
+from .. import pysandbox as _pysandbox
+from ..pysandbox import *  # noqa: F401,F403 - re-exported
 
-__all__ = [
-    "ISOLATION_ENV", "PythonLimits", "PythonResult", "PythonSandbox", "RunSql", "STATE_LOST", "SandboxUnavailable",
-    "WorkerDied", "default_isolation", "mount_namespace_available", "network_namespace_available", "sandbox_status",
-]
+__all__ = list(_pysandbox.__all__)
