@@ -131,6 +131,20 @@ def test_printed_evidence_must_be_reproduced(synth_db: Path, synth_tasks: list) 
     assert [r.value for r in v.reasons][:1] == ["EVIDENCE_FABRICATED"], v.details["evidence"]["queries"]
 
 
+def test_a_rerun_that_does_not_finish_gives_a_reason(synth_db: Path, synth_tasks: list) -> None:
+    """Code that finishes on the base but loops on the witness is stopped at the evidence budget's
+    wall time: a failed or over-budget re-run, with its reason, never VERIFIER_ERROR."""
+    task = _filterable(synth_tasks, 1, synth_db)[0]
+    code = _filter_in_python(task, synth_db) + "while hits:\n    pass\n"
+    output, sqls = _run_locally(synth_db, code)
+    v = verify(_abstain(task, code, output, sqls), task, VerifyConfig(db_path=str(synth_db), evidence_time_budget_s=3))
+    reasons = {r.value for r in v.reasons}
+    assert not v.success and "VERIFIER_ERROR" not in reasons
+    assert reasons & {"EVIDENCE_QUERY_FAILED", "EVIDENCE_BUDGET_EXCEEDED"}, reasons
+    rec = [r for r in v.details["evidence"]["queries"] if r["origin"] == "python_output"][0]
+    assert rec["status"] in ("failed", "over_budget") and ("did not finish" in rec["why"] or "budget" in rec["why"]), rec
+
+
 def _shown_first(task: Task, db: Path) -> bool:
     """Whether the row a ``replace`` witness changes sits in the first displayed rows of its table."""
     w = task.reference.witness[0]
