@@ -352,3 +352,21 @@ def test_threads_work_and_processes_do_not_in_the_os_sandbox(small_db: Path) -> 
     assert step.error and ("Operation not permitted" in step.error or "No such file" in step.error)
     assert env._sandbox.hardening["seccomp"] is True  # noqa: SLF001
     env.close()
+
+
+def test_a_closed_sandbox_keeps_no_file_descriptor() -> None:
+    """Each sandbox kept its log file's descriptor open: past 1,024 sandboxes in one process (the
+    verifier re-runs cited Python steps, several sandboxes per trajectory) ``select`` failed with
+    "filedescriptor out of range"."""
+    import os
+
+    def count() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    with PythonSandbox(lambda q: ([], [], False)) as box:  # the first start probes bubblewrap once
+        box.run("print(1)")
+    before = count()
+    for _ in range(5):
+        with PythonSandbox(lambda q: ([], [], False)) as box:
+            assert box.run("print(1)").output == "1\n"
+    assert count() == before

@@ -200,7 +200,9 @@ class PythonSandbox:
         self._to_worker: int | None = None
         self._from_worker: int | None = None
         self._buf = b""
-        self._log = Path(tempfile.mkstemp(prefix="ehr-env-worker-", suffix=".log")[1])
+        log_fd, log_path = tempfile.mkstemp(prefix="ehr-env-worker-", suffix=".log")
+        os.close(log_fd)  # reopened by path when the worker starts; an fd kept per sandbox ran out past 1,024 re-runs
+        self._log = Path(log_path)
         self.hardening: dict[str, Any] = {}
         self._lost = False  # worker died between steps
         self._step = 0
