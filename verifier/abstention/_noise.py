@@ -129,10 +129,14 @@ def _printed_evidence(trajectory: Trajectory, task: Task, cited: list[int], reco
     limit, cap = config.query_time_limit_s, config.row_cap
 
     def runner(witness: Any) -> Any:
+        touched = frozenset() if witness is None else overlay_shape(db, witness)[1]
+
         def run_sql(sql: str) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-            safe = _analyse(sql, "duckdb")[0]
-            res = (budget.run(("base", str(db)), base_spec(db), safe, time_limit_s=limit, row_cap=cap) if witness is None
-                   else _on_overlay(db, witness, safe, limit, cap, budget))
+            safe, read = _analyse(sql, "duckdb")[:2]
+            # a query reading no table the overlay changes gets the base's result (and shares its
+            # cache entry: a re-run reading every table whole must not cache each one per overlay)
+            res = (budget.run(("base", str(db)), base_spec(db), safe, time_limit_s=limit, row_cap=cap)
+                   if read is None or not read & touched else _on_overlay(db, witness, safe, limit, cap, budget))
             return res.columns, res.rows, res.truncated
         return run_sql
 
