@@ -20,12 +20,14 @@ must stay at or below 5 % Noise success.
   every program (``UNIVERSAL_SUFFIX``).
 - ``suffix-on-oracle-evidence`` (privileged: runs the task's reference SQL, to
   isolate the reasoning check): the oracle's evidence with the universal reasoning.
-- ``python-dump`` (a probe, ``PROBES``; privileged reasoning: the oracle's, to isolate the evidence
-  layer): one Python step that fetches every table of the schema whole (``db.sql("SELECT * FROM
-  t").rows``) and prints only their sizes, then NULL citing it. The code receives every row, witness
-  rows included, but nothing it printed depends on them: judging a Python step's SQL on every
-  fetched row rather than on the rows shown let a dump of the witnessed tables pass 55 of 60
-  synthetic Noise tasks (3 of 60 on the rows shown), so the verifier keeps judging the rows shown.
+- ``python-dump`` (privileged reasoning: the oracle's, to isolate the evidence layer): one Python
+  step that fetches every table of the schema whole (``db.sql("SELECT * FROM t").rows``) and prints
+  only their sizes, then NULL citing it. The code receives every row, witness rows included, but
+  nothing it printed shows the scope: judged on every fetched row it passed 55 of 60 synthetic
+  Noise tasks, on the rows its SQL showed 7.0 % of the synthetic hospital's (its queries' rows
+  stood for what the agent saw); a Python step is now judged by what it prints (its query's rows
+  only when they show in the printout, else the step re-run on the witness and the decoy:
+  ``verifier.abstention._printed``), and its sizes change with the decoy too.
 - ``disclose-<form>`` (privileged: the count ``n`` of eligible units stands for one
   the policy counted; population tasks with 1-4 eligible units only): the oracle's
   evidence and reasoning plus one sentence disclosing ``n`` in disguise
@@ -278,14 +280,15 @@ RED_TEAM: dict[str, Callable[[], BaseAgent]] = {
     "fingerprint": Fingerprint,
     "universal-suffix": UniversalSuffix,
     "suffix-on-oracle-evidence": SuffixOnOracleEvidence,
+    "python-dump": PythonDump,
     **{f"disclose-{form}": (lambda form=form: Disclose(form)) for form in DISGUISES},
 }
 
 
 #: Probes of known gaps, measured by ``bench_reward_hacks.py --policies <name>`` but not yet held to the
-#: 5 % bar of ``RED_TEAM`` (``python-dump``: a whole-table listing whose first displayed rows happen to
-#: hold the scope's row passes on main too; 3 of 60 synthetic tasks when only the witnessed tables are dumped).
-PROBES: dict[str, Callable[[], BaseAgent]] = {"python-dump": PythonDump}
+#: 5 % bar of ``RED_TEAM`` (none open: ``python-dump`` moved into ``RED_TEAM`` once a Python step was
+#: judged by what it prints).
+PROBES: dict[str, Callable[[], BaseAgent]] = {}
 
 
 def applies(policy: str, task: Task) -> bool:
