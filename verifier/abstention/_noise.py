@@ -83,6 +83,7 @@ from ..contract import (
     Trajectory,
     VerifyConfig,
 )
+from ..sql import base_spec
 from ._budget import EvidenceBudget, select
 from ._citation import check_citation
 from ._evaluate import _analyse, _evaluate, _on_overlay, _perturbations, _small_cell_threshold
@@ -91,7 +92,6 @@ from ._opaque import earlier_numbers
 from ._printed import judge_printed, python_targets
 from ._rekey import rekeyed_witness, task_named_values
 from ._witness import overlay_shape, task_bounds
-from ..sql import base_spec
 from ._reasoning import check_reasoning
 from ._small_cell import check_small_cell
 
