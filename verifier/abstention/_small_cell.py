@@ -203,7 +203,8 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
     named_removed = _remove_entities(text, entities, eligible_units)
     clean = _scrub(named_removed)
     g = _given_side(given, tuple(entities), eligible_units)
-    known, given_names_numbers, given_pre = g.known, g.numbers, g.pre
+    given_numbers, given_pre = g.numbers, g.pre
+    known = given_numbers | {float(r.threshold)}
     found: list[str] = []
     # a count phrase the question itself holds ("at least one admission") restates it; the same
     # number in another phrase ("one of them") states the count (issue 18 point 4)
@@ -227,7 +228,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
     found += tight_bounds(pre, given_pre)
     found += fractions(pre, eligible_units, known)
     found += enumerations(pre, eligible_units, given_pre)
-    found += back_references(_blank_names(pre), eligible_units, given_names_numbers, given_pre)
+    found += back_references(_blank_names(pre), eligible_units, given_numbers, given_pre)
     found += [m.group(0).strip() for m in r.percent.finditer(clean)
               if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in g.percents]
     return sorted(set(found))
@@ -237,7 +238,6 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
 class _Given:
     """What ``disclosure`` reads from the text the agent was given (the question), per task."""
 
-    known: frozenset[float]  # numbers stated there (outside names and strengths), and the threshold
     numbers: frozenset[float]  # numbers stated there (outside names and strengths)
     percents: frozenset[float]  # percentages stated there
     phrases: str  # its scrubbed words, lower case, single-spaced
@@ -254,7 +254,7 @@ def _given_side(given: str, entities: tuple[Any, ...], eligible_units: int) -> _
     numbers = frozenset(_numbers_in(given_names))
     percents = frozenset(float(m.group(0).rstrip("%").lower().replace("percent", "").strip())
                          for m in r.percent.finditer(normalise_numbers(given)))
-    return _Given(known=numbers | {float(r.threshold)}, numbers=numbers, percents=percents,
+    return _Given(numbers=numbers, percents=percents,
                   phrases=" ".join(_scrub(given).lower().split()), pre=normalise_numbers(given))
 
 
