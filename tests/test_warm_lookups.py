@@ -36,7 +36,7 @@ def _perturbations(db: Path, tasks: list[Task]) -> list[tuple]:
 
 def _database_lookups() -> set:
     """The database-level entries: every lookup but the per-value label and ``identifies`` ones."""
-    return {k for k in _decoy._LOOKUPS if k[1] in ("tables", "entities", "candidate_words", "labels")} | set(_rekey._VALUES)
+    return {k for k in _decoy._LOOKUPS if k[1] in ("tables", "entities", "entity_ids", "candidate_words", "labels")} | set(_rekey._VALUES)
 
 
 def _check(db: Path, tasks: list[Task]) -> None:
@@ -77,3 +77,26 @@ def test_lookup_columns_come_from_named_witness_values_only(synth_db: Path, synt
         expected = {(w.table.lower(), c.lower()) for w in t.reference.witness for row in w.rows for c, v in row.items()
                     if v is not None and not isinstance(v, bool) and str(v) in named and c.lower() in tables.get(w.table.lower(), ())}
         assert set(found) == expected and all(n == 1 for n in found.values()), t.task_id
+
+
+def _queried(con, table: str, col: str, values: set[int]) -> set:
+    wanted = sorted(values)
+    return {r[0] for r in con.execute(
+        f'SELECT DISTINCT "{col}" FROM "{table}" WHERE "{col}" IN ({", ".join("?" for _ in wanted)})', wanted).fetchall()}
+
+
+@pytest.mark.parametrize("which", ["synthetic", "real demo"])
+def test_entity_ids_answer_as_the_query_would(which: str, request: pytest.FixtureRequest) -> None:
+    """The cached id sets (``_decoy.entity_ids``) tell which witness ids exist exactly as a query
+    of those ids does: ids present, invented, negative, and beyond every id, at each entity level."""
+    db = request.getfixturevalue("synth_db" if which == "synthetic" else "demo_db")
+    _forget()
+    con = _decoy.thread_connection(db)
+    key = str(Path(db).resolve())
+    for table, cols in _decoy.ENTITY_LEVELS:
+        ids = _decoy.entity_ids(con, key, table, cols[0])
+        assert ids, f"{table}.{cols[0]}: no id set read"
+        real = sorted(ids)
+        probes = [set(real[:3]), {real[-1], real[-1] + 1, -5}, {0, 987_654_321}, set(real[::7][:20]) | {real[0] - 1}]
+        for values in probes:
+            assert _decoy._present(con, key, table, cols[0], values) == _queried(con, table, cols[0], values), (table, values)

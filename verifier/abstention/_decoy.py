@@ -401,9 +401,7 @@ def _entity_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witness:
             continue
         if table not in tables or not set(cols) <= tables[table]:
             return {}  # the rows name an entity this database cannot tell us about: no consistent move
-        wanted = sorted(values[entity])
-        existing = {r[0] for r in con.execute(
-            f"SELECT DISTINCT {_q(entity)} FROM {_q(table)} WHERE {_q(entity)} IN ({', '.join('?' for _ in wanted)})", wanted).fetchall()}
+        existing = _present(con, db_key, table, entity, values[entity])
         if not existing:
             continue  # only invented entities at this level: try the level above
         # never an entity the witness or the task names, at any level
@@ -417,12 +415,37 @@ def _entity_mapping(con: Any, db_key: str, tables: dict[str, set[str]], witness:
         # move every existing id at this level and above; invented ids stay
         present = {entity: existing}
         for c in cols[1:]:
-            src, vs = _LEVEL_TABLE[c], sorted(values.get(c, set()))
+            src, vs = _LEVEL_TABLE[c], values.get(c, set())
             if vs and src in tables:
-                present[c] = {r[0] for r in con.execute(
-                    f"SELECT DISTINCT {_q(c)} FROM {_q(src)} WHERE {_q(c)} IN ({', '.join('?' for _ in vs)})", vs).fetchall()}
+                present[c] = _present(con, db_key, src, c, vs)
         return {(w.table.lower(), c, v): decoy[c] for w in witness for c in cols for v in present.get(c, ())}
     return {}
+
+
+def _present(con: Any, db_key: str, table: str, col: str, values: set[int]) -> set[Any]:
+    """The ``values`` (integers) that integer column ``col`` of ``table`` holds: looked up in the
+    column's cached value set (``entity_ids``) when it has one, else read with one query."""
+    known = entity_ids(con, db_key, table, col)
+    if known is not None:
+        return {v for v in values if v in known}
+    wanted = sorted(values)
+    return {r[0] for r in con.execute(
+        f"SELECT DISTINCT {_q(col)} FROM {_q(table)} WHERE {_q(col)} IN ({', '.join('?' for _ in wanted)})", wanted).fetchall()}
+
+
+def entity_ids(con: Any, db_key: str, table: str, col: str) -> frozenset[int] | None:
+    """Every non-NULL value of entity id column ``col`` of ``table`` (``ENTITY_LEVELS``), read
+    once per process and file; ``None`` when there are more than ``MAX_ENTITIES`` of them or
+    one is not an integer (then callers query the values they need). Used to tell which of a
+    witness's ids exist without a query per task (issue 15)."""
+    def read() -> frozenset[int] | None:
+        rows = con.execute(f"SELECT DISTINCT {_q(col)} FROM {_q(table)} WHERE {_q(col)} IS NOT NULL "
+                           f"LIMIT {MAX_ENTITIES + 1}").fetchall()
+        if len(rows) > MAX_ENTITIES or not all(type(r[0]) is int for r in rows):
+            return None
+        return frozenset(r[0] for r in rows)
+
+    return _cached(("entity_ids", db_key, table, col), read)
 
 
 #: The table whose own id each entity column is.

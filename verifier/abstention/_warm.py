@@ -2,7 +2,7 @@
 
 A decoy or nuisance perturbation (``_decoy``) and the re-keyed witness (``_rekey``) read the
 database for what does not depend on any one task: the table listing, the candidate values of a
-column with their labels' words, the first entities of each level, the values of an id column. Those lookups are cached per process and file and cost tens of
+column with their labels' words, the first entities and the ids of each level, the values of an id column. Those lookups are cached per process and file and cost tens of
 milliseconds each the first time (labels of every ICD code, say); a worker that meets them inside
 its first batches charges them to whichever trajectories come first, once per worker, like the
 unit registry it builds at start (``verifier.scoring._worker._warm_registries``).
@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 from ..contract import Task
 from ..sql import resolved_path, thread_connection
-from ._decoy import ENTITY_LEVELS, _candidate_words, _entities, _tables
+from ._decoy import ENTITY_LEVELS, _candidate_words, _entities, _tables, entity_ids
 from ._rekey import _id_columns, _value_set, task_named_values
 
 #: Seconds of lookups ``warm_decoy_lookups`` does at most by default (most-named columns first).
@@ -63,7 +63,7 @@ def warm_decoy_lookups(db_path: str | os.PathLike[str], tasks: Iterable[Task], *
     """Fill this process's database-level decoy lookups for ``tasks`` on ``db_path``.
 
     Reads, through this thread's read-only connection (``verifier.sql.thread_connection``), the
-    table listing, each entity level's first entities, the ranges and values of the id columns
+    table listing, each entity level's first entities and ids (``_decoy.entity_ids``), the ranges and values of the id columns
     the witness rows hold (``_rekey``), and the candidate values and label words of every column
     ``decoy_lookup_columns`` finds, most-named first, until ``budget_s`` seconds have passed. Verdicts do not change: the same lookups are made, with the same results, when
     a trajectory first needs them.
@@ -86,6 +86,7 @@ def warm_decoy_lookups(db_path: str | os.PathLike[str], tasks: Iterable[Task], *
     for table, cols in ENTITY_LEVELS:
         if table in tables and set(cols) <= tables[table]:
             _entities(con, db_key, table, cols)
+            entity_ids(con, db_key, table, cols[0])
     tasks = list(tasks)
     # the re-keyed witness's lookups: every id column's range, and its values where they are few
     ids = _id_columns(con, db_key)
