@@ -292,11 +292,15 @@ _BARE_NUMBER = re.compile(r"^[\d. ]+$")
 
 
 _ITEM_AFTER = r"\s*\((?:lab |icu |chart )?item(?: ?id)?[ #:]*(\d+)\)"
+_ANY_ITEM = re.compile(_ITEM_AFTER, re.I)
 
 
 @lru_cache(maxsize=8192)
 def _item_ids(term: str, where: str) -> tuple[str, ...]:
     """The item ids that ``where`` (the requirement's statement and the question) writes right after
     ``term``: "% Hemoglobin A1c (itemid 50852)" -> ("50852",); an agent naming the item by its id
-    names the term. Memoised: both depend on the task only."""
+    names the term. Memoised: both depend on the task only; a ``where`` that writes no item id
+    after anything is answered without compiling the term's own pattern."""
+    if not _ANY_ITEM.search(where):
+        return ()
     return tuple(re.findall(re.escape(term) + _ITEM_AFTER, where, flags=re.I))

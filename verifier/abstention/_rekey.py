@@ -58,7 +58,24 @@ def _id_like(name: str) -> bool:
 
 def task_named_values(task: Task) -> frozenset[str]:
     """The values a task names, as text: ``params`` and unmet-requirement ``scope``
-    values, and the integers written in its question, statement and key terms."""
+    values, and the integers written in its question, statement and key terms.
+
+    Memoised per task object (scoring never mutates a task; the memo holds the task, so its
+    identity cannot be reused): every trajectory of a task asks several times (issue 15)."""
+    found = _NAMED.get(id(task))
+    if found is not None and found[0] is task:
+        return found[1]
+    named = _named_values(task)
+    if len(_NAMED) >= 4096:
+        _NAMED.clear()
+    _NAMED[id(task)] = (task, named)
+    return named
+
+
+_NAMED: dict[int, tuple[Task, frozenset[str]]] = {}
+
+
+def _named_values(task: Task) -> frozenset[str]:
     req = task.reference.unmet_requirement
     values = [*task.params.values(), *(req.scope.values() if req else ())]
     texts = [task.question, *((req.statement, *req.key_terms) if req else ())]
