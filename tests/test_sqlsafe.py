@@ -221,6 +221,38 @@ def test_long_query_is_interrupted_and_connection_reused(small_db: Path) -> None
     assert res.rows == [(100,)]
 
 
+@pytest.mark.parametrize("before_s", [600.0, 0.2, 2.0])
+def test_time_limit_holds_whatever_limits_earlier_queries_had(small_db: Path, before_s: float) -> None:
+    """The watchdog sleeps until the earliest deadline it holds, finished queries' included, and
+    is woken only for an earlier one (issue 15): a slow query is interrupted near its own limit
+    after quick queries with a far later limit (the watchdog asleep for minutes must be woken),
+    a sooner one (asleep until then, it must find the new deadline when it wakes) or the same."""
+    con = open_readonly(small_db)
+    for _ in range(50):
+        run_query(con, "SELECT count(*) FROM patients", time_limit_s=before_s, row_cap=10)
+    heavy = "SELECT count(*) FROM lab_events a, lab_events b, lab_events c WHERE a.valuenum + b.valuenum > c.valuenum"
+    out: dict[str, object] = {}
+
+    def slow() -> None:
+        start = time.monotonic()
+        try:
+            run_query(con, heavy, time_limit_s=1.0, row_cap=10)
+        except QueryTimeout as exc:
+            out["timeout"] = exc
+        out["elapsed"] = time.monotonic() - start
+
+    t = threading.Thread(target=slow)
+    t.start()
+    t.join(15)
+    if t.is_alive():  # never interrupted: stop it here, so the test fails instead of hanging
+        con.interrupt()
+        t.join(30)
+    assert isinstance(out.get("timeout"), QueryTimeout), f"not interrupted at its limit: {out}"
+    assert 0.9 <= out["elapsed"] < 6, f"interrupted after {out['elapsed']:.2f} s for a 1 s limit"
+    assert run_query(con, "SELECT count(*) FROM patients", time_limit_s=5, row_cap=10).rows == [(100,)]
+    con.close()
+
+
 def memory_hungry_query(con: duckdb.DuckDBPyConnection) -> str:
     """A read that builds one string about three times the connection's memory limit."""
     limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]

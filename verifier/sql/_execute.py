@@ -21,6 +21,7 @@ database file).
 from __future__ import annotations
 
 import heapq
+import math
 import os
 import threading
 import time
@@ -216,6 +217,7 @@ class _Watcher:
         self._abandoned: set[int] = set()  # idents of threads whose queries are refused
         self._next = 0
         self._pid = -1
+        self._sleep_until = math.inf  # the deadline the thread sleeps until (inf: until notified)
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._reset_after_fork)
 
@@ -227,6 +229,7 @@ class _Watcher:
         if self._pid != os.getpid():
             self._pid = os.getpid()
             self._heap, self._armed, self._fired, self._owner, self._abandoned = [], {}, set(), {}, set()
+            self._sleep_until = math.inf
             threading.Thread(target=self._run, name="sqlsafe-watchdog", daemon=True).start()
 
     def arm(self, con: duckdb.DuckDBPyConnection, limit_s: float) -> int:
@@ -243,8 +246,15 @@ class _Watcher:
             token = self._next
             self._armed[token] = con
             self._owner[token] = threading.get_ident()
-            heapq.heappush(self._heap, (time.monotonic() + limit_s, token))
-            self._cond.notify()
+            deadline = time.monotonic() + limit_s
+            heapq.heappush(self._heap, (deadline, token))
+            if deadline < self._sleep_until:
+                # wake the thread only when it would sleep past this deadline: it sleeps until
+                # the earliest entry of the heap, disarmed ones included (dropped when it wakes),
+                # so queries with one time limit, run one after another, wake it about once per
+                # limit instead of once per query (issue 15: a wake per query cost more CPU than
+                # a small query)
+                self._cond.notify()
             return token
 
     def disarm(self, token: int) -> bool:
@@ -291,11 +301,13 @@ class _Watcher:
                 while self._heap and self._heap[0][1] not in self._armed:
                     heapq.heappop(self._heap)  # disarmed already
                 if not self._heap:
+                    self._sleep_until = math.inf
                     self._cond.wait()
                     continue
                 deadline, token = self._heap[0]
                 now = time.monotonic()
                 if now < deadline:
+                    self._sleep_until = deadline
                     self._cond.wait(deadline - now)
                     continue
                 heapq.heappop(self._heap)
