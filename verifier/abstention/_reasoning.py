@@ -292,7 +292,7 @@ _BARE_NUMBER = re.compile(r"^[\d. ]+$")
 
 
 _ITEM_AFTER = r"\s*\((?:lab |icu |chart )?item(?: ?id)?[ #:]*(\d+)\)"
-_ANY_ITEM = re.compile(_ITEM_AFTER, re.I)
+_ANY_ITEM = re.compile(_ITEM_AFTER, re.IGNORECASE)
 
 
 @lru_cache(maxsize=8192)
