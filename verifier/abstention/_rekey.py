@@ -45,6 +45,7 @@ from typing import Any, Iterable, Sequence
 
 from ..contract import Task, WitnessTable
 from ..sql import resolved_path, thread_connection
+from ._evidence import memo_by_identity
 from ._witness import witness_key
 
 _SIGNED = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"})
@@ -62,17 +63,10 @@ def task_named_values(task: Task) -> frozenset[str]:
 
     Memoised per task object (scoring never mutates a task; the memo holds the task, so its
     identity cannot be reused): every trajectory of a task asks several times (issue 15)."""
-    found = _NAMED.get(id(task))
-    if found is not None and found[0] is task:
-        return found[1]
-    named = _named_values(task)
-    if len(_NAMED) >= 4096:
-        _NAMED.clear()
-    _NAMED[id(task)] = (task, named)
-    return named
+    return memo_by_identity(_NAMED, task, lambda: _named_values(task))
 
 
-_NAMED: dict[int, tuple[Task, frozenset[str]]] = {}
+_NAMED: dict[int, tuple[Any, Any]] = {}
 
 
 def _named_values(task: Task) -> frozenset[str]:
