@@ -21,7 +21,7 @@ from verifier.contract import Task
 
 
 def _forget() -> None:
-    for store in (_decoy._CACHE, _decoy._LOOKUPS, _rekey._CACHE, _rekey._COLUMNS, _rekey._VALUES):
+    for store in (_decoy._CACHE, _decoy._LOOKUPS, _rekey._CACHE, _rekey._COLUMNS, _rekey._VALUES, _rekey._NAMED):
         store.clear()
 
 
@@ -47,7 +47,7 @@ def _check(db: Path, tasks: list[Task]) -> None:
     _forget()
     stats = warm_decoy_lookups(db, tasks)
     assert stats["columns"] >= 1 and stats["warmed"] == stats["columns"], stats
-    assert not _decoy._CACHE and not _rekey._CACHE, "the warm-up computed per-task perturbations"
+    assert not _decoy._CACHE and not _rekey._CACHE and not _rekey._NAMED, "the warm-up kept per-task results"
     warmed = _database_lookups()
     assert warmed, "the warm-up read nothing"
     assert _perturbations(db, noise) == cold

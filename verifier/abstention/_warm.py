@@ -22,7 +22,7 @@ from typing import Any, Iterable
 from ..contract import Task
 from ..sql import resolved_path, thread_connection
 from ._decoy import ENTITY_LEVELS, _candidate_words, _entities, _tables, entity_ids
-from ._rekey import _id_columns, _value_set, task_named_values
+from ._rekey import _id_columns, _named_values, _value_set
 
 #: Seconds of lookups ``warm_decoy_lookups`` does at most by default (most-named columns first).
 WARM_BUDGET_S = 10.0
@@ -45,7 +45,7 @@ def decoy_lookup_columns(tables: dict[str, set[str]], tasks: Iterable[Task]) -> 
         witness = task.reference.witness
         if task.condition != "noise" or not witness:
             continue
-        named = task_named_values(task)
+        named = _named_values(task)  # not the per-task memo: the warm-up keeps nothing per task
         keys = set()
         for w in witness:
             table = w.table.lower()
