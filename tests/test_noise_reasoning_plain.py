@@ -89,3 +89,41 @@ VALUE = UnmetRequirement(level="value", statement="The last Magnesium result of 
 ])
 def test_a_redacted_value_is_a_missing_value(text: str, ok: bool) -> None:
     assert _ok(text, VALUE) is ok, text
+
+
+def _normalise_every_synonym(text: str) -> str:
+    """``normalise`` as the rule states it: every synonym pattern applied in turn, none skipped."""
+    from verifier.abstention._reasoning import _basic, normalise_numbers, rules
+
+    out = normalise_numbers(_basic(text))
+    for pattern, repl, _ in rules().synonyms:
+        out = pattern.sub(repl, out)
+    return out
+
+
+def _synonym_texts():
+    from hypothesis import strategies as st
+
+    from verifier.abstention._reasoning import rules
+
+    phrases = [p for _, _, p in rules().synonyms] + [r for _, r, _ in rules().synonyms]
+    words = st.sampled_from(phrases + ["the", "not", "was", "patient", "3", "x", "abc", "recorded", "-", ",", "."])
+    return st.lists(words, max_size=12).map(" ".join) | st.text(max_size=40)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_normalise_skips_only_synonyms_that_cannot_apply(seed: int) -> None:
+    """``normalise`` tries a synonym's pattern only when its phrase occurs in the text (issue 15):
+    the result equals applying every pattern in turn, on texts made of the phrases, their
+    replacements and other words (replacements can create later phrases)."""
+    from hypothesis import given, settings
+
+    from verifier.abstention._reasoning import normalise
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(text=_synonym_texts())
+    def check(text: str) -> None:
+        normalise.cache_clear()
+        assert normalise(text) == _normalise_every_synonym(text)
+
+    check()

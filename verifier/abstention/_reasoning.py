@@ -55,7 +55,8 @@ class ReasoningRules:
     min_prefix_length: int
     word_fraction: float
     stopwords: frozenset[str]
-    synonyms: tuple[tuple[re.Pattern[str], str], ...]
+    #: (the phrase as a word-bounded pattern, its replacement, the phrase), longest phrases first
+    synonyms: tuple[tuple[re.Pattern[str], str, str], ...]
     #: ``[reasoning.scope_references]``: kind (normalised, e.g. "admission") -> raw phrases
     scope_references: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: ``[[reasoning.equivalents]]``: (key-term pattern, accepted statements), on normalised text
@@ -75,7 +76,7 @@ def rules() -> ReasoningRules:
     data = load_toml("noise.toml")
     rs = data["reasoning"]
     syn = tuple(
-        (re.compile(rf"\b{re.escape(_basic(a))}\b"), _basic(b))
+        (re.compile(rf"\b{re.escape(_basic(a))}\b"), _basic(b), _basic(a))
         for a, b in sorted(rs.get("synonyms", []), key=lambda p: len(p[0]), reverse=True)
     )
     return ReasoningRules(
@@ -153,8 +154,9 @@ def normalise(text: str) -> str:
     the reasoning check's per-trajectory cost; at most 8,192 strings are kept).
     """
     out = normalise_numbers(_basic(text))
-    for pattern, repl in rules().synonyms:
-        out = pattern.sub(repl, out)
+    for pattern, repl, phrase in rules().synonyms:
+        if phrase in out:  # the phrase itself first: most texts hold few of the phrases (issue 15)
+            out = pattern.sub(repl, out)
     return out
 
 
