@@ -39,7 +39,7 @@ def _forget_memos() -> None:
     for memo in (_reasoning._item_ids, _reasoning._own_concepts, _small_cell._entity_patterns, _small_cell._given_side):
         memo.cache_clear()
     for store in (_evaluate._BY_TOKENS._data, _evaluate._PERTURBATIONS, _decoy._CACHE, _decoy._LOOKUPS,
-                  _opaque._CANDIDATES, _opaque._NUMBERS, _rekey._CACHE, _witness._KEYS):
+                  _opaque._CANDIDATES, _opaque._NUMBERS, _rekey._CACHE, _rekey._NAMED, _witness._KEYS):
         store.clear()
 
 
