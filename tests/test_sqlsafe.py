@@ -253,6 +253,67 @@ def test_time_limit_holds_whatever_limits_earlier_queries_had(small_db: Path, be
     con.close()
 
 
+class _Clock:
+    """A stand-in connection that records when it is interrupted."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+        self.interrupted = threading.Event()
+
+    def interrupt(self) -> None:
+        self.at = time.monotonic()
+        self.interrupted.set()
+
+
+def test_a_deadline_is_kept_while_a_thread_is_being_abandoned() -> None:
+    """``abandon_thread`` waits on the watchdog's condition: a wake meant for the watchdog (an
+    earlier deadline) must reach it even then. Sequence found in review: the watchdog asleep for
+    60 s, a stuck thread being abandoned, a 20 s deadline, then a 0.5 s one."""
+    from verifier.sql._execute import _Watcher
+
+    w = _Watcher()
+    w.arm(_Clock(), 60)
+    stuck_armed, release = threading.Event(), threading.Event()
+
+    def stuck() -> None:
+        token = w.arm(_Clock(), 60)  # a call that does not return when interrupted
+        stuck_armed.set()
+        release.wait(30)
+        w.disarm(token)
+
+    t = threading.Thread(target=stuck)
+    t.start()
+    stuck_armed.wait(5)
+    abandoning = threading.Thread(target=w.abandon_thread, args=(t.ident, 4.0))
+    abandoning.start()
+    time.sleep(0.1)
+    w.arm(_Clock(), 20)
+    time.sleep(0.1)
+    soon = _Clock()
+    start = time.monotonic()
+    w.arm(soon, 0.5)
+    fired = soon.interrupted.wait(8)
+    release.set()
+    t.join(10)
+    abandoning.join(10)
+    assert fired, "the 0.5 s deadline was not kept while another thread was being abandoned"
+    assert soon.at is not None and soon.at - start < 2.0, f"interrupted after {soon.at - start:.2f} s"
+
+
+def test_finished_queries_do_not_pile_up_in_the_watchdog() -> None:
+    """Finished queries' deadlines wait in the watchdog's heap until they pass; with a long limit
+    and many quick queries the heap must stay bounded by the queries still running."""
+    from verifier.sql._execute import _Watcher
+
+    w = _Watcher()
+    running = [w.arm(_Clock(), 600) for _ in range(3)]
+    for _ in range(20_000):
+        w.disarm(w.arm(_Clock(), 600))
+    assert len(w._heap) <= 2 * len(running) + 65, len(w._heap)
+    for token in running:
+        w.disarm(token)
+
+
 def memory_hungry_query(con: duckdb.DuckDBPyConnection) -> str:
     """A read that builds one string about three times the connection's memory limit."""
     limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]

@@ -247,14 +247,20 @@ class _Watcher:
             self._armed[token] = con
             self._owner[token] = threading.get_ident()
             deadline = time.monotonic() + limit_s
+            if len(self._heap) > 2 * len(self._armed) + 64:
+                # mostly finished queries' entries (they wait for their deadline to be dropped):
+                # keep the armed ones, so the heap stays within twice the queries running
+                self._heap = [e for e in self._heap if e[1] in self._armed]
+                heapq.heapify(self._heap)
             heapq.heappush(self._heap, (deadline, token))
             if deadline < self._sleep_until:
                 # wake the thread only when it would sleep past this deadline: it sleeps until
                 # the earliest entry of the heap, disarmed ones included (dropped when it wakes),
                 # so queries with one time limit, run one after another, wake it about once per
                 # limit instead of once per query (issue 15: a wake per query cost more CPU than
-                # a small query)
-                self._cond.notify()
+                # a small query). Every waiter is woken: ``abandon_thread`` waits on the same
+                # condition, and a single wake taken by it would leave the thread asleep.
+                self._cond.notify_all()
             return token
 
     def disarm(self, token: int) -> bool:
