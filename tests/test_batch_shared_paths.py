@@ -36,10 +36,11 @@ def _forget_memos() -> None:
     query_cache.install(None)
     _evaluate._analyse.cache_clear()
     _reasoning.normalise.cache_clear()
-    for memo in (_reasoning._item_ids, _reasoning._own_concepts, _small_cell._entity_patterns, _small_cell._given_side):
+    for memo in (_reasoning._item_ids, _reasoning._own_concepts, _rekey._named_from, _small_cell._entity_patterns,
+                 _small_cell._given_side):
         memo.cache_clear()
     for store in (_evaluate._BY_TOKENS._data, _evaluate._PERTURBATIONS, _decoy._CACHE, _decoy._LOOKUPS,
-                  _opaque._CANDIDATES, _opaque._NUMBERS, _rekey._CACHE, _rekey._NAMED, _witness._KEYS):
+                  _opaque._CANDIDATES, _opaque._NUMBERS, _rekey._CACHE, _witness._KEYS):
         store.clear()
 
 

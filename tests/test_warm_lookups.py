@@ -21,8 +21,9 @@ from verifier.contract import Task
 
 
 def _forget() -> None:
-    for store in (_decoy._CACHE, _decoy._LOOKUPS, _rekey._CACHE, _rekey._COLUMNS, _rekey._VALUES, _rekey._NAMED):
+    for store in (_decoy._CACHE, _decoy._LOOKUPS, _rekey._CACHE, _rekey._COLUMNS, _rekey._VALUES):
         store.clear()
+    _rekey._named_from.cache_clear()
 
 
 def _perturbations(db: Path, tasks: list[Task]) -> list[tuple]:
@@ -47,7 +48,8 @@ def _check(db: Path, tasks: list[Task]) -> None:
     _forget()
     stats = warm_decoy_lookups(db, tasks)
     assert stats["columns"] >= 1 and stats["warmed"] == stats["columns"], stats
-    assert not _decoy._CACHE and not _rekey._CACHE and not _rekey._NAMED, "the warm-up kept per-task results"
+    assert not _decoy._CACHE and not _rekey._CACHE and not _rekey._named_from.cache_info().currsize, \
+        "the warm-up kept per-task results"
     warmed = _database_lookups()
     assert warmed, "the warm-up read nothing"
     assert _perturbations(db, noise) == cold

@@ -87,3 +87,15 @@ def test_value_sets_and_per_value_lookups_agree(demo_db: Path, demo_tasks: list,
     witness_rekey._CACHE.clear()
     assert with_sets == by_query
     assert sum(r is not None for r in with_sets) >= 10  # enough re-keyed witnesses to compare
+
+
+def test_named_values_follow_a_task_changed_in_place(synth_tasks: list) -> None:
+    """``task_named_values`` is memoised on what it is made of, not on the task object: a task
+    whose question or params change in place names the new values (review of issue 15's memo)."""
+    task = next(t for t in synth_tasks if t.condition == "noise").model_copy(deep=True)
+    before = task_named_values(task)
+    assert "424242" not in before and "777" not in before
+    task.params["probe"] = 424242
+    task.question += " 777"
+    after = task_named_values(task)
+    assert {"424242", "777"} <= after and before <= after

@@ -41,11 +41,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 from ..contract import Task, WitnessTable
 from ..sql import resolved_path, thread_connection
-from ._evidence import memo_by_identity
 from ._witness import witness_key
 
 _SIGNED = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"})
@@ -61,19 +61,27 @@ def task_named_values(task: Task) -> frozenset[str]:
     """The values a task names, as text: ``params`` and unmet-requirement ``scope``
     values, and the integers written in its question, statement and key terms.
 
-    Memoised per task object (scoring never mutates a task; the memo holds the task, so its
-    identity cannot be reused): every trajectory of a task asks several times (issue 15)."""
-    return memo_by_identity(_NAMED, task, lambda: _named_values(task))
+    Memoised on exactly what it is made of (the values as text and the texts): every
+    trajectory of a task asks several times (issue 15), and a task changed in place gets its
+    own entry."""
+    return _named_from(*_named_parts(task))
 
 
-_NAMED: dict[int, tuple[Any, Any]] = {}
+def _named_parts(task: Task) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    req = task.reference.unmet_requirement
+    values = [*task.params.values(), *(req.scope.values() if req else ())]
+    texts = (task.question, *((req.statement, *req.key_terms) if req else ()))
+    return tuple(str(v) for v in values), texts
+
+
+@lru_cache(maxsize=4096)
+def _named_from(values: tuple[str, ...], texts: tuple[str, ...]) -> frozenset[str]:
+    return frozenset([*values, *(m for t in texts for m in re.findall(r"(?<![\d.])\d+(?![\d.])", t))])
 
 
 def _named_values(task: Task) -> frozenset[str]:
-    req = task.reference.unmet_requirement
-    values = [*task.params.values(), *(req.scope.values() if req else ())]
-    texts = [task.question, *((req.statement, *req.key_terms) if req else ())]
-    return frozenset([str(v) for v in values] + [m for t in texts for m in re.findall(r"(?<![\d.])\d+(?![\d.])", t)])
+    """``task_named_values`` without the memo (the worker warm-up keeps nothing per task)."""
+    return _named_from.__wrapped__(*_named_parts(task))
 
 
 def rekeyed_witness(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable],
