@@ -310,6 +310,8 @@ def main() -> None:
     ap.add_argument("--no-breakdown", action="store_true", help="skip the per-stage CPU breakdown (a profiled serial pass)")
     ap.add_argument("--skip-growth", action="store_true", help="skip (b), the replicated databases")
     args = ap.parse_args()
+    if args.repeats < 1:
+        ap.error(f"--repeats must be at least 1, got {args.repeats}")
 
     with tempfile.TemporaryDirectory(prefix="bench_batch_") as tmpdir:
         tmp = Path(tmpdir)

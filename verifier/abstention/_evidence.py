@@ -249,23 +249,6 @@ def memo_on(obj: Any, key: Hashable, compute: Callable[[], T]) -> T:
         return value
 
 
-def memo_by_identity(store: dict[int, tuple[Any, Any]], obj: Any, compute: Callable[[], T], limit: int = 4096) -> T:
-    """``compute()``, memoised in ``store`` under ``obj``'s identity.
-
-    For objects scoring holds and never mutates but that cannot carry a memo of their own (a
-    task, a task's witness list): the entry holds ``obj`` itself, so its id cannot be reused
-    by another object while the entry lives; ``store`` is emptied when it reaches ``limit``.
-    """
-    found = store.get(id(obj))
-    if found is not None and found[0] is obj:
-        return found[1]
-    value = compute()
-    if len(store) >= limit:
-        store.clear()
-    store[id(obj)] = (obj, value)
-    return value
-
-
 def result_canon(result: QueryResult) -> list[tuple[Any, ...]]:
     """``canon_rows(result.rows)``, memoised on ``result`` (callers must not mutate it)."""
     return memo_on(result, "canon", lambda: canon_rows(result.rows))

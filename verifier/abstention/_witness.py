@@ -60,13 +60,7 @@ from sqlglot import exp
 
 from ..contract import DisplayConfig, InputError, SourceDataError, WitnessTable
 from ..sql import RESOURCE_CONFIG, QueryResult, resolved_path
-from ._evidence import (
-    display_key,
-    memo_by_identity,
-    memo_on,
-    result_canon,
-    visible_canon,
-)
+from ._evidence import display_key, memo_on, result_canon, visible_canon
 
 BASE_ALIAS = "__base"
 
@@ -87,11 +81,18 @@ def witness_key(witness: Sequence[WitnessTable]) -> str:
     never mutates; the memo holds the list, so its identity cannot be reused).
     """
     if isinstance(witness, list):
-        return memo_by_identity(_KEYS, witness, lambda: _witness_key(witness))
+        found = _KEYS.get(id(witness))
+        if found is not None and found[0] is witness:
+            return found[1]
+        key = _witness_key(witness)
+        if len(_KEYS) >= 4096:
+            _KEYS.clear()
+        _KEYS[id(witness)] = (witness, key)
+        return key
     return _witness_key(witness)
 
 
-_KEYS: dict[int, tuple[Any, Any]] = {}
+_KEYS: dict[int, tuple[list[WitnessTable], str]] = {}
 
 
 def _witness_key(witness: Sequence[WitnessTable]) -> str:
