@@ -6,7 +6,10 @@
     schema introspection, table counts and samples, scoped lookups), with
     outputs recorded by really running them (as the environment does) and
     final responses mixing right answers, wrong answers, NULLs and
-    abstentions. In the same run it times:
+    abstentions. The evidence query is the reference query or a cosmetic
+    rewrite of it (a policy converged on it; as evidence it needs no
+    perturbation runs, ``_evaluate.reference_safe``); ``--rewritten P`` writes
+    it another way in a share P of the trajectories (full perturbation check). In the same run it times:
       - naive: ``verify`` per trajectory with a fresh read-only connection
         (thread connections and overlays dropped after each trajectory) and no
         query cache, in one process, on a sample of the batch;
@@ -37,7 +40,7 @@ included), so compare figures of one run, and wall figures only on a quiet machi
 Usage:
     python benchmarks/bench_batch.py [--db demo.duckdb --tasks tasks.jsonl]
         [--tasks-per-batch 96] [--naive-sample 160] [--growth 1,4,16] [--seed 0]
-        [--repeats 5] [--dump-verdicts FILE] [--no-breakdown] [--skip-growth]
+        [--repeats 5] [--rewritten 0] [--dump-verdicts FILE] [--no-breakdown] [--skip-growth]
 Without --db/--tasks the demo is built (``build_database``) and tasks made
 (``make_tasks``) in a temporary folder first (several minutes).
 """
@@ -119,13 +122,21 @@ def _cell(v):  # JSON-safe cell, as the environment records it
     return v if v is None or isinstance(v, (bool, int, float, str)) else str(v)
 
 
-def grpo_batch(tasks: list[Task], db: Path, *, per_task: int = 8, seed: int = 0) -> list[str]:
-    """``per_task`` trajectories for each task, as JSON lines (outputs recorded on ``db``)."""
+def grpo_batch(tasks: list[Task], db: Path, *, per_task: int = 8, seed: int = 0, rewritten: float = 0.0) -> list[str]:
+    """``per_task`` trajectories for each task, as JSON lines (outputs recorded on ``db``).
+
+    ``rewritten``: the share of trajectories whose evidence query is the reference query written
+    another way (wrapped in ``SELECT * FROM (...) AS r``: the same rows, other checked SQL), as
+    agents that do not converge on the reference's wording write it. Such evidence gets the full
+    perturbation check; the reference query itself needs none (``_evaluate.reference_safe``).
+    Drawn from its own random stream, so ``rewritten=0`` gives the batch of earlier versions.
+    """
     from verifier.agents.format import format_answer, tagged_response
     from verifier.agents.reference_agents import abstention_reasoning
     from verifier.sql import open_readonly
 
     rnd = random.Random(seed)
+    rnd_rewrite = random.Random(seed + 7919)
     con = open_readonly(db)
     recorded: dict[str, tuple] = {}
     lines: list[str] = []
@@ -137,6 +148,8 @@ def grpo_batch(tasks: list[Task], db: Path, *, per_task: int = 8, seed: int = 0)
                 queries = [rnd.choice(pool[1:]) for _ in range(n_steps - 1)]
                 ev_pos = rnd.randrange(n_steps)
                 queries.insert(ev_pos, pool[0] if rnd.random() < 0.85 else pool[rnd.randrange(1, 3)])
+                if rewritten and rnd_rewrite.random() < rewritten:
+                    queries[ev_pos] = f"SELECT * FROM ({pool[0]}) AS r"
                 steps = []
                 for i, q in enumerate(queries, start=1):
                     cols, rows, err = _record(con, q, recorded)
@@ -301,6 +314,9 @@ def main() -> None:
     ap.add_argument("--growth", default="1,4,16")
     ap.add_argument("--growth-tasks", type=int, default=32)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rewritten", type=float, default=0.0,
+                    help="share of trajectories (0-1) whose evidence query is the reference query written another way "
+                         "(full perturbation check; the reference query itself needs none); 0 keeps the standard batch")
     ap.add_argument("--dump-verdicts", metavar="FILE",
                     help="write the benchmark batch's verdicts (2 workers), one JSON line each in batch order, "
                          "to compare byte for byte before and after a change")
@@ -312,6 +328,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.repeats < 1:
         ap.error(f"--repeats must be at least 1, got {args.repeats}")
+    if not 0.0 <= args.rewritten <= 1.0:
+        ap.error(f"--rewritten must be a share between 0 and 1, got {args.rewritten}")
 
     with tempfile.TemporaryDirectory(prefix="bench_batch_") as tmpdir:
         tmp = Path(tmpdir)
@@ -319,13 +337,14 @@ def main() -> None:
         chosen = _pick(tasks, args.tasks_per_batch, args.seed)
         warm_tasks = _pick(tasks, 16, args.seed + 1, skip={t.task_id for t in chosen})
         t0 = time.perf_counter()
-        lines = grpo_batch(chosen, db, seed=args.seed)
-        warm = grpo_batch(warm_tasks, db, seed=args.seed + 1)
+        lines = grpo_batch(chosen, db, seed=args.seed, rewritten=args.rewritten)
+        warm = grpo_batch(warm_tasks, db, seed=args.seed + 1, rewritten=args.rewritten)
         steps = [len(json.loads(l)["steps"]) for l in lines]
         n_noise = sum(1 for t in chosen if t.condition == "noise")
         print(f"(a) GRPO-like batch: {len(lines)} trajectories = {len(chosen)} tasks x 8 "
               f"({n_noise} Noise tasks, {len(chosen) - n_noise} Clean), {min(steps)}-{max(steps)} SQL steps "
-              f"(mean {sum(steps) / len(steps):.1f}); generated in {time.perf_counter() - t0:.1f} s")
+              f"(mean {sum(steps) / len(steps):.1f}); the evidence query is the reference query (or a cosmetic rewrite) in "
+              f"{1 - args.rewritten:.0%} of them (--rewritten); generated in {time.perf_counter() - t0:.1f} s")
 
         sample = lines[:: max(1, len(lines) // args.naive_sample)][: args.naive_sample]
         print(f"  machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (wall figures suffer when other work shares the cores)")
@@ -373,8 +392,8 @@ def main() -> None:
             t0 = time.perf_counter()
             rdb = replicate(db, tmp / f"demo_x{copies}.duckdb", copies)
             build_s = time.perf_counter() - t0
-            g_lines = grpo_batch(g_tasks, rdb, seed=args.seed + 2)
-            g_warm = grpo_batch(warm_tasks, rdb, seed=args.seed + 3)
+            g_lines = grpo_batch(g_tasks, rdb, seed=args.seed + 2, rewritten=args.rewritten)
+            g_warm = grpo_batch(warm_tasks, rdb, seed=args.seed + 3, rewritten=args.rewritten)
             dt, stats, _ = batched(g_lines, g_warm, tasks, rdb, 2)
             rate, cpu_rate = len(g_lines) / dt, len(g_lines) / stats["cpu_max"]
             base_rate = base_rate or cpu_rate

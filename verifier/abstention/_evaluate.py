@@ -189,11 +189,14 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
     req = task.reference.unmet_requirement
     s = compare(base, over, config.display, small_cell_threshold=threshold, bounds=task_bounds(task.params, req.scope if req else {}))
     rec.update(status="qualifies" if s.shows_gap else ("no_gap" if s.sensitive else "not_sensitive"), why=s.why)
-    if s.shows_gap:
+    if s.shows_gap and safe != reference_safe(task):
         # ... and must stay the same under every perturbation that leaves the requirement as it
         # is (metamorphic testing, ARCHITECTURE.md section 4): the witness moved out of the task's
         # scope (verifier.abstention._decoy), an in-scope row of another item or code
-        # (_decoy.item_nuisance); judged on the part of the result in scope (_invariance)
+        # (_decoy.item_nuisance); judged on the part of the result in scope (_invariance).
+        # Not for the task's own reference query: the perturbations kept are those it passes
+        # (``_perturbations`` runs these very checks on it, with the same results), so it cannot
+        # fail them, and neither their overlays nor their runs are needed (issue 15).
         for p in _perturbations(db, task, config, threshold, variant):
             try:
                 p_over = _on_overlay(db, p.witness, safe, limit, cap, budget)
@@ -204,6 +207,16 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
                 rec.update(status="not_specific", why=p.why)
                 break
     return rec
+
+
+def reference_safe(task: Task) -> str | None:
+    """The task's reference SQL (``reference.sql``) as checked DuckDB SQL, the form an evidence
+    query's own checked SQL takes (``_analyse``: cosmetic variants give the same text); ``None``
+    when it does not pass the read-only check. Memoised per text."""
+    try:
+        return _analyse(task.reference.sql, "duckdb")[0]
+    except UnsafeQueryError:
+        return None
 
 
 _PERTURBATIONS: dict[tuple[Any, ...], list[Perturbation]] = {}

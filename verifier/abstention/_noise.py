@@ -31,7 +31,8 @@ reasons they produce appear in this order:
    visible result must NOT change with the decoy witness (``verifier.abstention._decoy``:
    the same rows moved to another patient/admission/stay, or for population tasks
    to another item/code), else it is ``not_specific`` (``EVIDENCE_NOT_SPECIFIC``:
-   a whole-table fingerprint or ``count(*)`` sees any inserted row).
+   a whole-table fingerprint or ``count(*)`` sees any inserted row; the task's reference query
+   itself passes every perturbation kept, by their calibration, and is not run on them).
    A query using a volatile function (``now()``, ``random()``...) or a random
    sample is not compared with its recorded output and is never evidence
    (``nondeterministic``: ``EVIDENCE_NONDETERMINISTIC``); a query computing an
