@@ -23,7 +23,9 @@
     a shared 2-core machine one such run varies by 10-30 % from the next.
 (b) Growth: the same kind of batch against the demo database replicated x1,
     x4 and x16 in patients (ids offset per copy, built in a temp folder),
-    ``verify_batch`` with 2 workers, trajectories per second and cost ratio.
+    ``verify_batch`` with 2 workers, trajectories per second, and the CPU cost
+    per trajectory (both workers and their query processes) with its ratio to
+    x1: the median of ``--repeats`` runs per size, the sizes interleaved.
 
 (c) With (a): a per-stage CPU breakdown of one worker scoring the batch, end to end
     (``stage_breakdown.py``: a fresh process scoring as a pool worker does, exclusive timers
@@ -224,9 +226,10 @@ def naive(lines: list[str], tasks: dict[str, Task], db: Path) -> tuple[float, fl
 def batched(lines: list[str], warm: list[str], tasks: dict[str, Task], db: Path, workers: int) -> tuple[float, dict[str, float], list[str]]:
     """Seconds for ``verify_batch`` on ``lines`` with a pool warmed on ``warm``; stats; output.
 
-    Stats: cache ``hits``/``misses`` and ``cpu_max``, the CPU seconds of the
+    Stats: cache ``hits``/``misses``; ``cpu_max``, the CPU seconds of the
     busiest worker (the wall time the batch would take with a free core per
-    worker; on a shared machine wall time also counts waiting for a core).
+    worker; on a shared machine wall time also counts waiting for a core); and
+    ``cpu_sum``, the CPU seconds of all workers (their query processes included).
     """
     t_start = time.perf_counter()
     with BatchVerifier(tasks, db, workers=workers, backend="process") as bv:
@@ -239,6 +242,7 @@ def batched(lines: list[str], warm: list[str], tasks: dict[str, Task], db: Path,
         after, cpu1 = bv.cache_stats(), bv.cpu_seconds()
     stats: dict[str, float] = {k: after[k] - before[k] for k in after}
     stats["cpu_max"] = max(cpu1[w] - cpu0.get(w, 0.0) for w in cpu1)
+    stats["cpu_sum"] = sum(cpu1[w] - cpu0.get(w, 0.0) for w in cpu1)
     stats["start_s"] = start_s
     return dt, stats, out
 
@@ -385,22 +389,33 @@ def main() -> None:
 
         if args.skip_growth:
             return
-        print(f"(b) growth: {args.growth_tasks} tasks x 8 trajectories against the demo replicated in patients")
+        print(f"(b) growth: {args.growth_tasks} tasks x 8 trajectories against the demo replicated in patients; "
+              f"{args.repeats} runs per size, the sizes interleaved (a drift of the machine's speed touches each alike), "
+              "the median reported")
         g_tasks = _pick(tasks, args.growth_tasks, args.seed + 2)
-        base_rate = None
+        sizes = []
         for copies in [int(c) for c in args.growth.split(",")]:
             t0 = time.perf_counter()
             rdb = replicate(db, tmp / f"demo_x{copies}.duckdb", copies)
             build_s = time.perf_counter() - t0
-            g_lines = grpo_batch(g_tasks, rdb, seed=args.seed + 2, rewritten=args.rewritten)
-            g_warm = grpo_batch(warm_tasks, rdb, seed=args.seed + 3, rewritten=args.rewritten)
-            dt, stats, _ = batched(g_lines, g_warm, tasks, rdb, 2)
-            rate, cpu_rate = len(g_lines) / dt, len(g_lines) / stats["cpu_max"]
-            base_rate = base_rate or cpu_rate
+            sizes.append((copies, rdb, build_s, grpo_batch(g_tasks, rdb, seed=args.seed + 2, rewritten=args.rewritten),
+                          grpo_batch(warm_tasks, rdb, seed=args.seed + 3, rewritten=args.rewritten)))
+        runs: dict[int, list[tuple[float, float, float]]] = {copies: [] for copies, *_ in sizes}
+        for _ in range(args.repeats):
+            for copies, rdb, _, g_lines, g_warm in sizes:
+                dt, stats, _ = batched(g_lines, g_warm, tasks, rdb, 2)
+                n = len(g_lines)
+                runs[copies].append((stats["cpu_sum"] / n, n / dt, n / stats["cpu_max"]))
+        base_cost = None
+        for copies, rdb, build_s, _, _ in sizes:
+            ordered = sorted(runs[copies])
+            cost, rate, cpu_rate = ordered[len(ordered) // 2]  # the run with the median CPU per trajectory
+            base_cost = base_cost or cost
             size = rdb.stat().st_size / 2**20
             print(f"  x{copies:<3} ({size:7.1f} MiB, built in {build_s:5.1f} s): {rate:8.1f} traj/s wall, "
-                  f"{cpu_rate:8.1f} traj/s with a free core per worker; CPU cost per trajectory x{base_rate / cpu_rate:.2f} vs x1")
-
+                  f"{cpu_rate:8.1f} traj/s with a free core per worker; {1000 * cost:.2f} ms CPU per trajectory (both workers "
+                  f"and their query processes; runs {1000 * ordered[0][0]:.2f}-{1000 * ordered[-1][0]:.2f}), "
+                  f"x{cost / base_cost:.2f} vs x1")
 
 if __name__ == "__main__":
     main()
