@@ -35,6 +35,7 @@ def _forget_memos() -> None:
 
     query_cache.install(None)
     _evaluate._analyse.cache_clear()
+    _evaluate._checked_or_none.cache_clear()
     _reasoning.normalise.cache_clear()
     for memo in (_reasoning._item_ids, _reasoning._own_concepts, _rekey._named_from, _small_cell._entity_patterns,
                  _small_cell._given_side):

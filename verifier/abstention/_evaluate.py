@@ -196,7 +196,8 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
         # (_decoy.item_nuisance); judged on the part of the result in scope (_invariance).
         # Not for the task's own reference query: the perturbations kept are those it passes
         # (``_perturbations`` runs these very checks on it, with the same results), so it cannot
-        # fail them, and neither their overlays nor their runs are needed (issue 15).
+        # fail them, and neither their overlays nor their runs are needed (issue 15); runs not made
+        # are not charged to the evidence budget.
         for p in _perturbations(db, task, config, threshold, variant):
             try:
                 p_over = _on_overlay(db, p.witness, safe, limit, cap, budget)
@@ -212,9 +213,14 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
 def reference_safe(task: Task) -> str | None:
     """The task's reference SQL (``reference.sql``) as checked DuckDB SQL, the form an evidence
     query's own checked SQL takes (``_analyse``: cosmetic variants give the same text); ``None``
-    when it does not pass the read-only check. Memoised per text."""
+    when it does not pass the read-only check. Memoised per text (a refusal too)."""
+    return _checked_or_none(task.reference.sql)
+
+
+@lru_cache(maxsize=4096)
+def _checked_or_none(sql: str) -> str | None:
     try:
-        return _analyse(task.reference.sql, "duckdb")[0]
+        return _analyse(sql, "duckdb")[0]
     except UnsafeQueryError:
         return None
 
@@ -227,9 +233,13 @@ def _perturbations(db: Path, task: Task, config: VerifyConfig, threshold: int | 
     perturbation the reference query does not pass is not clean for this task (a relational
     task where other rows still link the moved rows to it, as an emar detail row keyed by its
     administration's emar_id) and is skipped rather than risk rejecting honest evidence.
-    Memoised per process and task."""
-    key = (os.getpid(), str(db), task.task_id, witness_key(task.reference.witness), display_key(config.display),
-           config.row_cap, threshold)
+    Memoised per process on everything the perturbations and their calibration are made of (the
+    reference SQL, the witness and its re-keyed variant, the task's scope, question and named
+    values, the display, row cap, time limit and small-cell threshold), so a task changed in
+    place is calibrated anew."""
+    key = (os.getpid(), str(db), task.reference.sql, witness_key(task.reference.witness),
+           witness_key(variant) if variant else None, task.scope, task.question, tuple(sorted(task_named_values(task))),
+           display_key(config.display), config.row_cap, config.query_time_limit_s, threshold)
     if key in _PERTURBATIONS:
         return _PERTURBATIONS[key]
     candidates: list[Perturbation] = []
