@@ -25,7 +25,9 @@
     x4 and x16 in patients (ids offset per copy, built in a temp folder),
     ``verify_batch`` with 2 workers, trajectories per second, and the CPU cost
     per trajectory (both workers and their query processes) with its ratio to
-    x1: the median of ``--repeats`` runs per size, the sizes interleaved.
+    the first size: the median of ``--repeats`` runs per size, the sizes
+    interleaved; and the work each size scored (successes, evidence statuses:
+    outputs are recorded on each size's own database).
 
 (c) With (a): a per-stage CPU breakdown of one worker scoring the batch, end to end
     (``stage_breakdown.py``: a fresh process scoring as a pool worker does, exclusive timers
@@ -275,6 +277,16 @@ def replicate(src: Path, out: Path, copies: int) -> Path:
     return out
 
 
+def _work_mix(lines: list[str]) -> str:
+    """Successes and the evidence queries' statuses of a batch's verdict lines, as one line of text."""
+    from collections import Counter
+
+    verdicts = [json.loads(l) for l in lines]
+    statuses = Counter(q.get("status") for v in verdicts for q in (v.get("details") or {}).get("evidence", {}).get("queries", []))
+    return (f"{sum(1 for v in verdicts if v.get('success'))}/{len(verdicts)} successes; evidence queries "
+            + ", ".join(f"{k} {n}" for k, n in statuses.most_common()))
+
+
 # ----------------------------------------------------------------------------- main
 
 def _prepare(args: argparse.Namespace, tmp: Path) -> tuple[Path, dict[str, Task]]:
@@ -316,7 +328,9 @@ def main() -> None:
     ap.add_argument("--tasks-per-batch", type=int, default=96)
     ap.add_argument("--naive-sample", type=int, default=160)
     ap.add_argument("--growth", default="1,4,16")
-    ap.add_argument("--growth-tasks", type=int, default=32)
+    ap.add_argument("--growth-tasks", type=int, default=64,
+                    help="tasks (x 8 trajectories) per growth batch; a batch of a few tenths of a second is read "
+                         "against CPU clocks of 10 ms ticks (the query processes', from /proc)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rewritten", type=float, default=0.0,
                     help="share of trajectories (0-1) whose evidence query is the reference query written another way "
@@ -365,7 +379,7 @@ def main() -> None:
                 assert outputs.setdefault(w, out) == out, f"output differs between runs with {w} worker(s)"
                 runs.append((len(lines) / stats["cpu_max"], len(lines) / dt, stats))
             runs.sort(key=lambda r: r[0])
-            cpu_rate, rates[w], stats = runs[len(runs) // 2]  # the run with the median CPU rate
+            cpu_rate, rates[w], stats = runs[(len(runs) - 1) // 2]  # the median run (the slower middle one of an even count)
             cpu_rates[w], cpu_max[w] = cpu_rate, stats["cpu_max"]
             spread = f"; runs {min(r[0] for r in runs):.0f}-{max(r[0] for r in runs):.0f}" if len(runs) > 1 else ""
             print(f"  verify_batch, {w} worker{'s' if w > 1 else ' '}: {rates[w]:8.1f} traj/s wall ({rates[w] / naive_rate:5.1f}x naive); "
@@ -401,21 +415,25 @@ def main() -> None:
             sizes.append((copies, rdb, build_s, grpo_batch(g_tasks, rdb, seed=args.seed + 2, rewritten=args.rewritten),
                           grpo_batch(warm_tasks, rdb, seed=args.seed + 3, rewritten=args.rewritten)))
         runs: dict[int, list[tuple[float, float, float]]] = {copies: [] for copies, *_ in sizes}
+        verdicts: dict[int, list[str]] = {}
         for _ in range(args.repeats):
             for copies, rdb, _, g_lines, g_warm in sizes:
-                dt, stats, _ = batched(g_lines, g_warm, tasks, rdb, 2)
+                dt, stats, out = batched(g_lines, g_warm, tasks, rdb, 2)
+                verdicts[copies] = out
                 n = len(g_lines)
                 runs[copies].append((stats["cpu_sum"] / n, n / dt, n / stats["cpu_max"]))
-        base_cost = None
+        base_cost, first = None, sizes[0][0]
         for copies, rdb, build_s, _, _ in sizes:
             ordered = sorted(runs[copies])
-            cost, rate, cpu_rate = ordered[len(ordered) // 2]  # the run with the median CPU per trajectory
+            cost, rate, cpu_rate = ordered[(len(ordered) - 1) // 2]  # the median run (the cheaper middle one of an even count)
             base_cost = base_cost or cost
             size = rdb.stat().st_size / 2**20
             print(f"  x{copies:<3} ({size:7.1f} MiB, built in {build_s:5.1f} s): {rate:8.1f} traj/s wall, "
                   f"{cpu_rate:8.1f} traj/s with a free core per worker; {1000 * cost:.2f} ms CPU per trajectory (both workers "
                   f"and their query processes; runs {1000 * ordered[0][0]:.2f}-{1000 * ordered[-1][0]:.2f}), "
-                  f"x{cost / base_cost:.2f} vs x1")
+                  f"x{cost / base_cost:.2f} vs x{first}")
+            print(f"        the work scored: {_work_mix(verdicts[copies])} (each size's batch records its outputs on its "
+                  "own database, so an evidence query's status, and the runs it needs, can differ between sizes)")
 
 if __name__ == "__main__":
     main()
