@@ -22,7 +22,10 @@
     over the runs, and the ratios to naive. The batch takes under a second, and on
     a shared 2-core machine one such run varies by 10-30 % from the next.
 (b) Growth: the same kind of batch against the demo database replicated x1,
-    x4 and x16 in patients (ids offset per copy, built in a temp folder),
+    x4 and x16 in patients (ids offset per copy, built in a temp folder), one
+    batch of patient-scoped tasks (each size scores the same work: the copies'
+    patients have other ids) and one of population tasks (their answers, their
+    evidence and the rows their own queries read grow with the copies),
     ``verify_batch`` with 2 workers, trajectories per second, and the CPU cost
     per trajectory (both workers and their query processes) with its ratio to
     the first size: the median of ``--repeats`` runs per size, the sizes
@@ -36,7 +39,8 @@
 
 Targets (issue 7): >= 10x naive and >= 500 mixed trajectories/s with 2 workers. Issue 15: 2 workers
 >= 1,000 traj/s with a free core per worker (from each worker's CPU seconds, its query process
-included) and >= 15x naive; growth x16 CPU per trajectory <= 1.2x of x1; verdicts byte-identical
+included) and >= 15x naive; growth x16 CPU per trajectory <= 1.2x of x1 (the patient-scoped batch: the
+same work at every size); verdicts byte-identical
 before and after a change (``--dump-verdicts FILE`` writes them, one JSON line each, in batch
 order). On a shared machine CPU seconds also rise with the load (the naive pass, run first,
 included), so compare figures of one run, and wall figures only on a quiet machine.
@@ -287,6 +291,43 @@ def _work_mix(lines: list[str]) -> str:
             + ", ".join(f"{k} {n}" for k, n in statuses.most_common()))
 
 
+def growth(args: argparse.Namespace, db: Path, tasks: dict[str, Task], warm_tasks: list[Task], tmp: Path, scope: str) -> None:
+    """(b) for the tasks of one ``scope`` (``patient``, ``population`` or ``all``): the CPU cost per
+    trajectory on the database replicated ``args.growth`` times, printed per size with the work it scored."""
+    print(f"(b) growth: {args.growth_tasks} tasks ({scope} scope) x 8 trajectories against the demo replicated in patients; "
+          f"{args.repeats} runs per size, the sizes interleaved (a drift of the machine's speed touches each alike), "
+          "the median reported")
+    g_pool = tasks if scope == "all" else {k: t for k, t in tasks.items() if t.scope == scope}
+    g_tasks = _pick(g_pool, args.growth_tasks, args.seed + 2)
+    sizes = []
+    for copies in [int(c) for c in args.growth.split(",")]:
+        t0 = time.perf_counter()
+        rdb = replicate(db, tmp / f"demo_x{copies}.duckdb", copies)
+        build_s = time.perf_counter() - t0
+        sizes.append((copies, rdb, build_s, grpo_batch(g_tasks, rdb, seed=args.seed + 2, rewritten=args.rewritten),
+                      grpo_batch(warm_tasks, rdb, seed=args.seed + 3, rewritten=args.rewritten)))
+    runs: dict[int, list[tuple[float, float, float]]] = {copies: [] for copies, *_ in sizes}
+    verdicts: dict[int, list[str]] = {}
+    for _ in range(args.repeats):
+        for copies, rdb, _, g_lines, g_warm in sizes:
+            dt, stats, out = batched(g_lines, g_warm, tasks, rdb, 2)
+            verdicts[copies] = out
+            n = len(g_lines)
+            runs[copies].append((stats["cpu_sum"] / n, n / dt, n / stats["cpu_max"]))
+    base_cost, first = None, sizes[0][0]
+    for copies, rdb, build_s, _, _ in sizes:
+        ordered = sorted(runs[copies])
+        cost, rate, cpu_rate = ordered[(len(ordered) - 1) // 2]  # the median run (the cheaper middle one of an even count)
+        base_cost = base_cost or cost
+        size = rdb.stat().st_size / 2**20
+        print(f"  x{copies:<3} ({size:7.1f} MiB, built in {build_s:5.1f} s): {rate:8.1f} traj/s wall, "
+              f"{cpu_rate:8.1f} traj/s with a free core per worker; {1000 * cost:.2f} ms CPU per trajectory (both workers "
+              f"and their query processes; runs {1000 * ordered[0][0]:.2f}-{1000 * ordered[-1][0]:.2f}), "
+              f"x{cost / base_cost:.2f} vs x{first}")
+        print(f"        the work scored: {_work_mix(verdicts[copies])} (each size's batch records its outputs on its "
+              "own database, so an evidence query's status, and the runs it needs, can differ between sizes)")
+
+
 # ----------------------------------------------------------------------------- main
 
 def _prepare(args: argparse.Namespace, tmp: Path) -> tuple[Path, dict[str, Task]]:
@@ -328,6 +369,11 @@ def main() -> None:
     ap.add_argument("--tasks-per-batch", type=int, default=96)
     ap.add_argument("--naive-sample", type=int, default=160)
     ap.add_argument("--growth", default="1,4,16")
+    ap.add_argument("--growth-scope", default="patient,population",
+                    help="comma-separated task scopes (patient, population, all), one growth batch each: a patient-scoped "
+                         "question asks the same of every size (the copies' patients have other ids), so each size scores "
+                         "the same work and the cost shows what the size alone adds; a population question's answer, "
+                         "evidence and the rows its own query must read grow with the copies")
     ap.add_argument("--growth-tasks", type=int, default=64,
                     help="tasks (x 8 trajectories) per growth batch; a batch of a few tenths of a second is read "
                          "against CPU clocks of 10 ms ticks (the query processes', from /proc)")
@@ -346,6 +392,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.repeats < 1:
         ap.error(f"--repeats must be at least 1, got {args.repeats}")
+    if not set(args.growth_scope.split(",")) <= {"patient", "population", "all"}:
+        ap.error(f"--growth-scope takes patient, population or all (comma-separated), got {args.growth_scope!r}")
     if not 0.0 <= args.rewritten <= 1.0:
         ap.error(f"--rewritten must be a share between 0 and 1, got {args.rewritten}")
 
@@ -403,37 +451,8 @@ def main() -> None:
 
         if args.skip_growth:
             return
-        print(f"(b) growth: {args.growth_tasks} tasks x 8 trajectories against the demo replicated in patients; "
-              f"{args.repeats} runs per size, the sizes interleaved (a drift of the machine's speed touches each alike), "
-              "the median reported")
-        g_tasks = _pick(tasks, args.growth_tasks, args.seed + 2)
-        sizes = []
-        for copies in [int(c) for c in args.growth.split(",")]:
-            t0 = time.perf_counter()
-            rdb = replicate(db, tmp / f"demo_x{copies}.duckdb", copies)
-            build_s = time.perf_counter() - t0
-            sizes.append((copies, rdb, build_s, grpo_batch(g_tasks, rdb, seed=args.seed + 2, rewritten=args.rewritten),
-                          grpo_batch(warm_tasks, rdb, seed=args.seed + 3, rewritten=args.rewritten)))
-        runs: dict[int, list[tuple[float, float, float]]] = {copies: [] for copies, *_ in sizes}
-        verdicts: dict[int, list[str]] = {}
-        for _ in range(args.repeats):
-            for copies, rdb, _, g_lines, g_warm in sizes:
-                dt, stats, out = batched(g_lines, g_warm, tasks, rdb, 2)
-                verdicts[copies] = out
-                n = len(g_lines)
-                runs[copies].append((stats["cpu_sum"] / n, n / dt, n / stats["cpu_max"]))
-        base_cost, first = None, sizes[0][0]
-        for copies, rdb, build_s, _, _ in sizes:
-            ordered = sorted(runs[copies])
-            cost, rate, cpu_rate = ordered[(len(ordered) - 1) // 2]  # the median run (the cheaper middle one of an even count)
-            base_cost = base_cost or cost
-            size = rdb.stat().st_size / 2**20
-            print(f"  x{copies:<3} ({size:7.1f} MiB, built in {build_s:5.1f} s): {rate:8.1f} traj/s wall, "
-                  f"{cpu_rate:8.1f} traj/s with a free core per worker; {1000 * cost:.2f} ms CPU per trajectory (both workers "
-                  f"and their query processes; runs {1000 * ordered[0][0]:.2f}-{1000 * ordered[-1][0]:.2f}), "
-                  f"x{cost / base_cost:.2f} vs x{first}")
-            print(f"        the work scored: {_work_mix(verdicts[copies])} (each size's batch records its outputs on its "
-                  "own database, so an evidence query's status, and the runs it needs, can differ between sizes)")
+        for scope in args.growth_scope.split(","):
+            growth(args, db, tasks, warm_tasks, tmp, scope)
 
 if __name__ == "__main__":
     main()
