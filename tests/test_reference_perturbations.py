@@ -216,8 +216,9 @@ def test_a_budget_between_the_two_costs(demo_db: Path, noise_tasks: list[Task], 
 @given(data=st.data())
 def test_only_the_budget_tells_the_two_apart(demo_db: Path, noise_tasks: list[Task], data: st.DataObject,
                                              cached: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Under any evidence time budget the skip spends no more than the check, and the verdicts are
-    byte-identical unless the check exhausts the budget."""
+    """Under any evidence time budget the skip runs short only where the check does, and unless the
+    check exhausts the budget (then it stops early and may have spent less) the skip spends no more
+    and the verdicts are byte-identical."""
     task = data.draw(st.sampled_from(noise_tasks), label="task")
     traj = _two_steps(demo_db, task)
     with monkeypatch.context() as m:
@@ -225,7 +226,7 @@ def test_only_the_budget_tells_the_two_apart(demo_db: Path, noise_tasks: list[Ta
     budget = 10 ** data.draw(st.floats(min_value=-4.0, max_value=-0.5), label="log10 budget")
     skipped, checked, starts_skip, starts_check = _both(demo_db, task, traj, budget, monkeypatch)
     over = {r.value for r in checked.reasons}
-    assert starts_skip[-1] <= starts_check[-1] + 1e-9
     assert BUDGET not in {r.value for r in skipped.reasons} or BUDGET in over
     if BUDGET not in over:
+        assert starts_skip[-1] <= starts_check[-1] + 1e-9
         assert skipped.model_dump_json() == checked.model_dump_json()
