@@ -211,9 +211,18 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
 
 
 def reference_safe(task: Task) -> str | None:
-    """The task's reference SQL (``reference.sql``) as checked DuckDB SQL, the form an evidence
-    query's own checked SQL takes (``_analyse``: cosmetic variants give the same text); ``None``
-    when it does not pass the read-only check. Memoised per text (a refusal too)."""
+    """The task's reference SQL as checked DuckDB SQL, the form an evidence query's own checked SQL
+    takes: an evidence query with this text is the task's reference query, which passes every
+    perturbation its calibration keeps (ARCHITECTURE.md section 4, step 8), so it is not run on them.
+
+    Args:
+        task: the task (its ``reference.sql`` is read).
+
+    Returns:
+        The checked SQL (``_analyse``: keyword case, whitespace, comments and a trailing ``;``
+        give the same text), or ``None`` when the reference does not pass the read-only check.
+        Memoised per text, a refusal too. Raises nothing.
+    """
     return _checked_or_none(task.reference.sql)
 
 
