@@ -40,6 +40,7 @@ from ..sql import (
 from ..sql import _cache as query_cache
 from ._budget import BudgetExhausted, EvidenceBudget
 from ._decoy import decoy_markers, decoy_witness, item_nuisance
+from ._derivable import overlay_from_base
 from ._dialect import carried_over, dataset_now, output_matches_across
 from ._invariance import Perturbation
 from ._evidence import EvidenceQuery, display_key, reflected_in_output, visible_canon
@@ -47,6 +48,7 @@ from ._opaque import given_numbers, opaque_comparison, opaque_syntax, volatile
 from ._rekey import rekeyed_witness, task_named_values
 from ._small_cell import rules as small_cell_rules
 from ._witness import (
+    base_columns,
     compare,
     for_overlay,
     open_overlay,
@@ -180,7 +182,7 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
         rec.update(status="not_sensitive", why=f"reads {sorted(read) or 'no table'}, none of the witnessed tables {sorted(overlay_tables)}")
         return rec
     try:
-        over = _on_overlay(db, variant, safe, limit, cap, budget)
+        over = _overlay_result(db, variant, safe, tree, base, limit, cap, budget)
     except QueryFailed as exc:
         rec.update(status="failed", why=f"on the witness overlay: {exc.message}")
         return rec
@@ -200,7 +202,7 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
         # are not charged to the evidence budget.
         for p in _perturbations(db, task, config, threshold, variant):
             try:
-                p_over = _on_overlay(db, p.witness, safe, limit, cap, budget)
+                p_over = _overlay_result(db, p.witness, safe, tree, base, limit, cap, budget)
             except QueryFailed as exc:
                 rec.update(status="failed", why=f"on the {p.name} overlay: {exc.message}")
                 return rec
@@ -261,12 +263,13 @@ def _perturbations(db: Path, task: Task, config: VerifyConfig, threshold: int | 
     out: list[Perturbation] = []
     limit, cap = config.query_time_limit_s, config.row_cap
     try:
-        safe = _analyse(task.reference.sql, "duckdb")[0]
+        analysis = _analyse(task.reference.sql, "duckdb")
+        safe, tree = analysis[0], analysis[4]
         own = EvidenceBudget(math.inf)  # the task's own query: the verifier's cost, not the trajectory's
         base = own.run(("base", str(db)), base_spec(db), safe, time_limit_s=limit, row_cap=cap)
-        over = _on_overlay(db, variant, safe, limit, cap, own)
+        over = _overlay_result(db, variant, safe, tree, base, limit, cap, own)
         for p in candidates:
-            p_over = _on_overlay(db, p.witness, safe, limit, cap, own)
+            p_over = _overlay_result(db, p.witness, safe, tree, base, limit, cap, own)
             # the decoy stays strict on the reference: it must not see the moved rows at all
             clean = (not compare(base, p_over, config.display, small_cell_threshold=threshold).sensitive
                      if p.name == "decoy" else p.tolerated(base, over, p_over, config.display, threshold))
@@ -278,6 +281,16 @@ def _perturbations(db: Path, task: Task, config: VerifyConfig, threshold: int | 
         _PERTURBATIONS.clear()
     _PERTURBATIONS[key] = out
     return out
+
+
+def _overlay_result(db: Path, witness: Any, safe: str, tree: exp.Expression, base: QueryResult, limit: float, cap: int,
+                    budget: EvidenceBudget) -> QueryResult:
+    """``safe``'s result on the overlay of ``witness``: derived from its ``base`` result where the
+    overlay cannot change it otherwise (``_derivable.overlay_from_base``: a plain read whose LIMIT
+    the base fills, a whole-table count; no run, nothing charged), else run (``_on_overlay``).
+    Raises ``QueryFailed``, ``BudgetExhausted``."""
+    derived = overlay_from_base(tree, base, witness, base_columns(db))
+    return derived if derived is not None else _on_overlay(db, witness, safe, limit, cap, budget)
 
 
 def _on_overlay(db: Path, witness: Any, safe: str, limit: float, cap: int, budget: EvidenceBudget) -> QueryResult:

@@ -245,6 +245,19 @@ def _shared_instance(path: Path) -> tuple[duckdb.DuckDBPyConnection, dict[str, l
         schema.setdefault(table.lower(), []).append((column, dtype))
     instances[key] = (con, schema)
     return con, schema
+def base_columns(db_path: str | os.PathLike[str]) -> dict[str, list[tuple[str, str]]]:
+    """The database's ``{table: [(column, DuckDB type)]}`` (lower-case table names, columns in
+    order), as this thread's overlay instance reads it from the catalog once per file.
+
+    Raises:
+        SourceDataError: the file is missing or cannot be attached.
+    """
+    path = Path(db_path)
+    if not path.is_file():
+        raise SourceDataError(path, "DuckDB database file not found")
+    return _shared_instance(path)[1]
+
+
 #: Overlays kept per thread (least recently used closed first).
 OVERLAYS_PER_THREAD = 16
 
