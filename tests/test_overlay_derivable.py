@@ -22,8 +22,11 @@ from hypothesis import strategies as st
 from verifier.abstention._derivable import overlay_from_base
 from verifier.abstention._rekey import rekeyed_witness, task_named_values
 from verifier.abstention._witness import Overlay, base_columns, for_overlay
-from verifier.contract import Task, WitnessTable
-from verifier.sql import QueryFailed, parse_checked, run_query, thread_connection
+from verifier.agents.format import tagged_response
+from verifier.agents.reference_agents import abstention_reasoning
+from verifier.contract import Step, Task, Trajectory, VerifyConfig, WitnessTable
+from verifier.sql import QueryFailed, parse_checked, render_result, run_query, thread_connection
+from verifier.verify import verify
 
 LIMIT_S, CAP = 30.0, 1000
 
@@ -230,3 +233,54 @@ def test_property_every_derived_result_is_the_overlay_result(demo_db: Path, over
         return
     want = _on_overlay(ov, sql, demo_db.stem)
     assert (got.columns, got.rows, got.truncated) == (want.columns, want.rows, want.truncated), sql
+
+
+def _explored(db: Path, task: Task) -> Trajectory:
+    """The exploration agents run before their evidence (a table's first rows, its size, a patient's
+    rows), on each witnessed table, then the task's reference query; the response cites every step."""
+    steps: list[Step] = []
+    patient = task.params.get("patientid") or task.params.get("subject_id")
+    for table in dict.fromkeys(w.table.lower() for w in task.reference.witness):
+        sqls = [f"SELECT * FROM {table} LIMIT 5", f"SELECT count(*) AS n FROM {table}"]
+        if isinstance(patient, int) and "patientid" in {c.lower() for c, _ in base_columns(db)[table]}:
+            sqls.append(f"SELECT * FROM {table} WHERE patientid = {patient} LIMIT 20")
+        sqls.append(f"SELECT {base_columns(db)[table][0][0]} FROM {table} LIMIT 2")
+        steps += [_step(db, len(steps) + 1 + i, sql) for i, sql in enumerate(sqls)]
+    steps.append(_step(db, len(steps) + 1, task.reference.sql))
+    cited = [s.index for s in steps]
+    return Trajectory(trajectory_id=f"{task.task_id}#explored", task_id=task.task_id, steps=steps,
+                      final_response=tagged_response("NULL", abstention_reasoning(task, cited)))
+
+
+def _step(db: Path, index: int, sql: str) -> Step:
+    res = _base(db, sql)
+    return Step(index=index, kind="sql", code=sql, output=render_result(res.columns, res.rows), columns=list(res.columns),
+                rows=[[v if v is None or isinstance(v, (bool, int, float, str)) else str(v) for v in r] for r in res.rows])
+
+
+def test_verdicts_are_the_same_with_every_query_run(demo_db: Path, demo_tasks: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    """End to end on real Noise tasks: the verdict (every query's status and why) is byte-identical
+    whether the derivable overlay results are derived or every query runs on the overlay. (A
+    status rarely depends on a count's exact value, so the results themselves are compared above.)"""
+    from verifier.abstention import _evaluate
+
+    rnd = random.Random(25)
+    tasks = [t for t in demo_tasks if t.condition == "noise" and t.reference.witness
+             and all(w.mode == "insert" for w in t.reference.witness)]
+    config = VerifyConfig(db_path=str(demo_db))
+    derived_calls = []
+    real = _evaluate.overlay_from_base
+
+    def spy(*args):
+        out = real(*args)
+        derived_calls.append(out is not None)
+        return out
+
+    for task in rnd.sample(tasks, 12):
+        traj = _explored(demo_db, task)
+        monkeypatch.setattr(_evaluate, "overlay_from_base", spy)
+        derived = verify(traj, task, config).model_dump_json()
+        monkeypatch.setattr(_evaluate, "overlay_from_base", lambda *args: None)
+        ran = verify(traj, task, config).model_dump_json()
+        assert derived == ran, task.task_id
+    assert sum(derived_calls) >= 24, "the exploration queries were not derived: the comparison shows nothing"

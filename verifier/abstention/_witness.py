@@ -250,12 +250,9 @@ def base_columns(db_path: str | os.PathLike[str]) -> dict[str, list[tuple[str, s
     order), as this thread's overlay instance reads it from the catalog once per file.
 
     Raises:
-        SourceDataError: the file is missing or cannot be attached.
+        SourceDataError: the file is missing or cannot be attached (the first call per thread and file).
     """
-    path = Path(db_path)
-    if not path.is_file():
-        raise SourceDataError(path, "DuckDB database file not found")
-    return _shared_instance(path)[1]
+    return _shared_instance(Path(db_path))[1]  # memoised per thread and file (no stat per call)
 
 
 #: Overlays kept per thread (least recently used closed first).
