@@ -284,3 +284,17 @@ def test_verdicts_are_the_same_with_every_query_run(demo_db: Path, demo_tasks: l
         ran = verify(traj, task, config).model_dump_json()
         assert derived == ran, task.task_id
     assert sum(derived_calls) >= 24, "the exploration queries were not derived: the comparison shows nothing"
+
+
+def test_nothing_is_derived_with_more_than_one_duckdb_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The order the rules rely on is the one-thread order: with ``EHR_VERIFIER_DUCKDB_THREADS`` > 1
+    every query runs on the overlay."""
+    from verifier.abstention import _derivable
+
+    db = _numeric_text_db(tmp_path)
+    witness = [WitnessTable(table="notes", mode="insert", rows=[{"note_id": 900, "v": "a"}])]
+    sql = "SELECT * FROM notes LIMIT 3"
+    tree, base = parse_checked(sql)[1], _base(db, sql)
+    assert overlay_from_base(tree, base, witness, base_columns(db)) is not None
+    monkeypatch.setitem(_derivable.RESOURCE_CONFIG, "threads", 2)
+    assert overlay_from_base(tree, base, witness, base_columns(db)) is None

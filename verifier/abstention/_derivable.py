@@ -2,12 +2,14 @@
 
 A witness overlay (``_witness.Overlay``) shows each witnessed table as a view: for a table whose
 witness entries all ``insert`` rows, ``SELECT * FROM base.t UNION ALL SELECT * FROM witness``.
-The query process runs DuckDB with one thread and insertion order preserved
-(``verifier.sql.RESOURCE_CONFIG``; DuckDB docs, "Order Preservation": with
-``preserve_insertion_order`` a UNION ALL returns its first child's rows first, in their order),
-so the view yields the base table's rows in the order a direct scan of the base yields them,
-then the witness rows. Two query shapes over one such table then have an overlay result that
-is a function of the base result:
+DuckDB guarantees the original row order through a single-table FROM, WHERE, SELECT, LIMIT and
+UNION ALL, and not through a JOIN (DuckDB 2.0 docs, SQL dialect, "Order Preservation"), and the
+query process runs it with one thread and insertion order preserved (``verifier.sql.RESOURCE_CONFIG``;
+nothing is derived when ``EHR_VERIFIER_DUCKDB_THREADS`` asks for more: with two threads a LIMIT
+on such a view was seen to return other rows from run to run). So the view yields the base
+table's rows in the order a direct scan of the base yields them, then the witness rows. Two
+query shapes over one such table then have an overlay result that is a function of the base
+result:
 
 * **a plain read whose LIMIT the base rows fill**: ``SELECT * | <columns> FROM t [WHERE
   <condition>] LIMIT k`` that returned exactly ``k`` rows on the base, untruncated, where the
@@ -21,7 +23,7 @@ is a function of the base result:
   count is the base count plus the number of witness rows of ``t``.
 
 A table with a ``replace`` entry is never derived: its view anti-joins the base on the key
-columns, and DuckDB's hash anti-join does not keep the base's order (a first draft derived
+columns, and a join does not keep the base's order (a first draft derived
 ``SELECT *`` there when no returned row was replaced; the test against the real overlays found a
 query whose first row differed).
 
@@ -41,7 +43,7 @@ from typing import Mapping, Sequence
 from sqlglot import exp
 
 from ..contract import WitnessTable
-from ..sql import QueryResult
+from ..sql import RESOURCE_CONFIG, QueryResult
 from ._evidence import memo_on
 
 #: Arguments a SELECT may carry for either rule (sqlglot ``Select.args`` keys with a value).
@@ -72,6 +74,8 @@ def overlay_from_base(tree: exp.Expression, base: QueryResult, witness: Sequence
         and count), or ``None`` when the result cannot be derived (run the query). The rules and
         where they come from are in the module docstring. Raises nothing.
     """
+    if RESOURCE_CONFIG["threads"] != 1:
+        return None  # with more threads the overlay's UNION ALL need not return the base's rows first
     table = _single_table(tree)
     if table is None or table not in columns:
         return None
