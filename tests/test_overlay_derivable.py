@@ -203,7 +203,8 @@ def test_count_adds_exactly_the_witness_rows(tmp_path: Path) -> None:
 
 _COND = st.sampled_from(["{i} = {v}", "{i} <> {v}", "{i} > {v}", "{i} <= {v}", "{i} IS NULL", "{i} IS NOT NULL",
                          "{i} IN ({v}, 3)", "{t} = 'x'", "{t} IS NOT NULL", "{t} >= 'A'", "{i} = -{v}",
-                         "{i} + 1 > {v}", "{t} = 5", "lower({t}) = 'x'", "{i} = 1.5"])
+                         "{i} + 1 > {v}", "{t} = 5", "lower({t}) = 'x'", "{i} = 1.5", "{i} = 'abc'",
+                         "{i} IN ('x', {v})", "{t} IS NULL"])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -298,3 +299,41 @@ def test_nothing_is_derived_with_more_than_one_duckdb_thread(tmp_path: Path, mon
     assert overlay_from_base(tree, base, witness, base_columns(db)) is not None
     monkeypatch.setitem(_derivable.RESOURCE_CONFIG, "threads", 2)
     assert overlay_from_base(tree, base, witness, base_columns(db)) is None
+
+
+# Found by a blind review of this module (issue 15): each failed before its fix.
+@pytest.mark.parametrize("sql, witness_row", [
+    # a string literal that is not a number, facing an integer column: DuckDB keeps the cast in the
+    # plan and evaluates it only where OR's left side rejects a row, here the witness row alone
+    ("SELECT * FROM notes WHERE v IS NOT NULL OR note_id = 'abc' LIMIT 5", {"note_id": 900, "v": None}),
+    ("SELECT * FROM notes WHERE (v IS NULL AND note_id = 'abc') OR v IS NOT NULL LIMIT 5", {"note_id": 900, "v": None}),
+    # a table alias with a column list renames by position: note_id is then the VARCHAR column
+    ("SELECT * FROM notes AS n(v, note_id) WHERE note_id = 5 LIMIT 1", {"note_id": 900, "v": "not a number"}),
+    # a column named with its catalog and schema: the overlay redirects table names only
+    ("SELECT numeric_text.main.notes.note_id FROM notes LIMIT 2", {"note_id": 900, "v": "a"}),
+])
+def test_review_cases_run_on_the_overlay(tmp_path: Path, sql: str, witness_row: dict) -> None:
+    db = _numeric_text_db(tmp_path)
+    witness = [WitnessTable(table="notes", mode="insert", rows=[witness_row])]
+    base = _base(db, sql)
+    assert base.rows, "the base run must succeed for the case to mean anything"
+    assert overlay_from_base(parse_checked(sql)[1], base, witness, base_columns(db)) is None
+    ov = Overlay(db, witness)
+    try:
+        with pytest.raises(QueryFailed):  # what a derived result would have hidden
+            _on_overlay(ov, sql, db.stem)
+    finally:
+        ov.close()
+
+
+def test_a_witness_that_does_not_fit_its_columns_is_never_derived(tmp_path: Path) -> None:
+    """A witness value the overlay's build rejects (text in an integer column) is reported only by
+    a run: deriving a count from it would even let an empty table's count show a gap."""
+    from verifier.contract import InputError
+
+    db = _numeric_text_db(tmp_path)
+    witness = [WitnessTable(table="notes", mode="insert", rows=[{"note_id": "not an id", "v": "a"}])]
+    for sql in ("SELECT count(*) AS n FROM notes", "SELECT * FROM notes LIMIT 3"):
+        assert overlay_from_base(parse_checked(sql)[1], _base(db, sql), witness, base_columns(db)) is None, sql
+    with pytest.raises(InputError):
+        Overlay(db, witness)

@@ -14,7 +14,9 @@ stall a batch. Two limits bound what one trajectory may cost, charged to it alon
   on what other trajectories a worker scored before (the verdict is the same for any worker
   count or batch order). Each query runs under ``min(query limit, budget left)``; when the
   budget is spent, the query that ran out and all later ones are ``over_budget`` and the verdict
-  fails with ``EVIDENCE_BUDGET_EXCEEDED``.
+  fails with ``EVIDENCE_BUDGET_EXCEEDED``. Runs the verifier does not make cost nothing: the
+  perturbation runs of the task's own reference query (``_evaluate.reference_safe``) and overlay
+  results derived from the base (``_derivable``).
 """
 
 from __future__ import annotations

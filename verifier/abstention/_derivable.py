@@ -14,11 +14,15 @@ result:
 * **a plain read whose LIMIT the base rows fill**: ``SELECT * | <columns> FROM t [WHERE
   <condition>] LIMIT k`` that returned exactly ``k`` rows on the base, untruncated, where the
   condition combines (AND, OR, NOT) ``column IS [NOT] NULL`` and comparisons or ``IN`` lists of a
-  column with literals that DuckDB casts to the column's type when it binds the query. The first
+  column with literals that cannot fail on any row (a string facing a VARCHAR column, an integer
+  facing an integer column, NULL). The first
   ``k`` rows that pass come from the base part of the view, in the base's order: the overlay
   returns the same rows, columns and order. The condition must not be able to fail on a witness
   row (DuckDB evaluates it on the witness part too, even once the LIMIT is filled: a VARCHAR
-  column compared with a number raises a conversion error there alone), hence the narrow list.
+  column compared with a number, or a number column with a string that is not a number, raises a
+  conversion error there alone; the blind review of this module found the second), hence the
+  narrow list. Columns named with a catalog or schema, and a table alias with a column list
+  (``t AS x(a, b)``, which renames by position), are refused.
 * **a whole-table row count**: ``SELECT COUNT(*) [AS name] FROM t`` and nothing else. The overlay
   count is the base count plus the number of witness rows of ``t``.
 
@@ -31,13 +35,16 @@ These are the schema-exploration queries agents run most (``SELECT * FROM t LIMI
 ``SELECT count(*) FROM t``, a patient's first rows): on the benchmark batch a third of the runs
 on re-keyed witness overlays. Anything else, a table reached through a catalog or schema name
 included, runs on the overlay as before. A derived result costs nothing against the evidence
-budget (no run is made). It also assumes the witness rows fit their columns: a witness that does
-not is reported by the first query that has the overlay built. ``tests/test_overlay_derivable.py``
+budget (no run is made). Nothing is derived unless every witness value of the table certainly
+fits its column (``_fits``): a witness that does not fit fails the overlay's build, which only a
+run reports. ``tests/test_overlay_derivable.py``
 holds the rules against the overlays the query process builds, on the real demo.
 """
 
 from __future__ import annotations
 
+import re
+from datetime import date, datetime
 from typing import Mapping, Sequence
 
 from sqlglot import exp
@@ -84,6 +91,9 @@ def overlay_from_base(tree: exp.Expression, base: QueryResult, witness: Sequence
         return None
     if any(w.mode != "insert" for w in entries):
         return None  # its view anti-joins the base on the key, which does not keep the base's order
+    types = {c.lower(): t.upper() for c, t in columns[table]}
+    if not all(_fits(v, types.get(c.lower(), "")) for w in entries for row in w.rows for c, v in row.items()):
+        return None  # the overlay's build may reject this witness: let it run and say so
     present = {k for k, v in tree.args.items() if v not in (None, [], False)}
     if present <= _COUNT_ARGS and _counts_rows(tree.expressions):
         if (len(base.columns) == 1 and len(base.rows) == 1 and not base.truncated
@@ -99,7 +109,6 @@ def overlay_from_base(tree: exp.Expression, base: QueryResult, witness: Sequence
     k = _limit(tree.args["limit"])
     if k is None or base.truncated or len(base.rows) != k:
         return None
-    types = {c.lower(): t.upper() for c, t in columns[table]}
     if not all(_plain_column(p, types) for p in tree.expressions):
         return None
     where = tree.args.get("where")
@@ -114,14 +123,13 @@ def _plain_column(node: exp.Expression, types: Mapping[str, str]) -> bool:
         node = node.this
     if isinstance(node, exp.Star):
         return not {k for k, v in node.args.items() if v}
-    return isinstance(node, exp.Column) and not isinstance(node.this, exp.Star) and node.name.lower() in types
+    return _column_type(node, types) is not None
 
 
 def _cannot_fail(node: exp.Expression, types: Mapping[str, str]) -> bool:
     """True when the condition can be evaluated on any row of the table without a runtime error:
     AND/OR/NOT of ``column IS [NOT] NULL``, and comparisons or ``IN`` lists of a column with
-    literals that DuckDB casts to the column's type when it binds the query (a string literal,
-    or an integer literal facing an integer column). A row-dependent cast, such as a VARCHAR
+    literals ``_literal_fits`` accepts. A row-dependent cast, such as a VARCHAR
     column compared with a number, can fail on a witness row alone (DuckDB evaluates the filter on
     the witness part of the view even once the LIMIT is filled)."""
     if isinstance(node, exp.Paren):
@@ -145,13 +153,21 @@ def _cannot_fail(node: exp.Expression, types: Mapping[str, str]) -> bool:
 
 
 def _column_type(node: exp.Expression, types: Mapping[str, str]) -> str | None:
-    if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
+    if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star) or _over_qualified(node):
         return None
     return types.get(node.name.lower())
 
 
+def _over_qualified(node: exp.Column) -> bool:
+    """A column named with a schema or catalog (``demo.main.t.c``): the overlay redirects such
+    table names (``_witness.for_overlay``), not column qualifiers, so the query fails there."""
+    return bool(node.args.get("db") or node.args.get("catalog"))
+
+
 def _literal_fits(node: exp.Expression, kind: str | None) -> bool:
-    """True when ``node`` is a literal DuckDB casts to the column type ``kind`` once, at bind time."""
+    """True when comparing a column of type ``kind`` with ``node`` cannot fail on any row: NULL, a
+    string literal facing a VARCHAR column, an integer literal facing an integer column (cast to
+    the column's type, or the column widened)."""
     if kind is None:
         return False
     if isinstance(node, exp.Null):
@@ -162,8 +178,49 @@ def _literal_fits(node: exp.Expression, kind: str | None) -> bool:
     if not isinstance(node, exp.Literal):
         return False
     if node.is_string:
-        return not negated
+        # only against a VARCHAR column: a string DuckDB cannot convert to another type is not a
+        # bind-time error, the cast stays in the plan and fails on the first row that reaches it
+        # (under OR or AND that can be a witness row alone: blind review, issue 15)
+        return not negated and kind == "VARCHAR"
     return kind in _INTEGER_TYPES and str(node.this).isdigit()
+
+
+#: Integer ranges of DuckDB's integer types (DuckDB docs, "Numeric Types").
+_INTEGER_RANGES = {"TINYINT": (-2**7, 2**7 - 1), "SMALLINT": (-2**15, 2**15 - 1), "INTEGER": (-2**31, 2**31 - 1),
+                   "BIGINT": (-2**63, 2**63 - 1), "HUGEINT": (-2**127, 2**127 - 1), "UTINYINT": (0, 2**8 - 1),
+                   "USMALLINT": (0, 2**16 - 1), "UINTEGER": (0, 2**32 - 1), "UBIGINT": (0, 2**64 - 1),
+                   "UHUGEINT": (0, 2**128 - 1)}
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)?")
+
+
+def _fits(value: object, kind: str) -> bool:
+    """True when a witness value certainly fits a column of DuckDB type ``kind`` (the overlay's
+    build inserts it there; a value that does not fit fails the build, which only a run reports).
+    Conservative: NULL; an int within an integer type's range; an int or float for DOUBLE; a
+    string for VARCHAR; a bool for BOOLEAN; an ISO date or timestamp text for DATE or TIMESTAMP.
+    Anything else, or another type, is taken as possibly not fitting."""
+    if value is None:
+        return True
+    if kind in _INTEGER_RANGES:
+        low, high = _INTEGER_RANGES[kind]
+        return type(value) is int and low <= value <= high
+    if kind == "VARCHAR":
+        return type(value) is str
+    if kind == "DOUBLE":
+        return type(value) in (int, float)
+    if kind == "BOOLEAN":
+        return type(value) is bool
+    if kind in ("DATE", "TIMESTAMP") and type(value) is str:
+        pattern = _ISO_DATE if kind == "DATE" else _ISO_TIMESTAMP
+        if not pattern.fullmatch(value):
+            return False
+        try:
+            (date.fromisoformat if kind == "DATE" else datetime.fromisoformat)(value)
+        except ValueError:
+            return False
+        return True
+    return False
 
 
 def _single_table(tree: exp.Expression) -> str | None:
@@ -178,6 +235,9 @@ def _single_table(tree: exp.Expression) -> str | None:
         return None
     if not {k for k, v in table.args.items() if v} <= {"this", "alias"}:
         return None  # a catalog or schema name, a sample, a time-travel clause, ...
+    alias = table.args.get("alias")
+    if alias is not None and alias.args.get("columns"):
+        return None  # t AS x(a, b) renames the columns by position: their names no longer give their types
     return table.name.lower()
 
 

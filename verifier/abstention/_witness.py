@@ -245,9 +245,12 @@ def _shared_instance(path: Path) -> tuple[duckdb.DuckDBPyConnection, dict[str, l
         schema.setdefault(table.lower(), []).append((column, dtype))
     instances[key] = (con, schema)
     return con, schema
+
+
 def base_columns(db_path: str | os.PathLike[str]) -> dict[str, list[tuple[str, str]]]:
     """The database's ``{table: [(column, DuckDB type)]}`` (lower-case table names, columns in
-    order), as this thread's overlay instance reads it from the catalog once per file.
+    order), as this thread's overlay instance reads it from the catalog once per file. The dict is
+    that instance's own: read it, never change it.
 
     Raises:
         SourceDataError: the file is missing or cannot be attached (the first call per thread and file).
