@@ -15,9 +15,8 @@ result:
   <condition>] LIMIT k`` that returned exactly ``k`` rows on the base, untruncated, where the
   condition combines (AND, OR, NOT) ``column IS [NOT] NULL`` and comparisons or ``IN`` lists of a
   column with literals that cannot fail on any row (a string facing a VARCHAR column, an integer
-  facing an integer column, NULL). The first
-  ``k`` rows that pass come from the base part of the view, in the base's order: the overlay
-  returns the same rows, columns and order. The condition must not be able to fail on a witness
+  facing an integer column, NULL). The first ``k`` rows that pass come from the base part of the
+  view, in the base's order: the overlay returns the same rows, columns and order. The condition must not be able to fail on a witness
   row (DuckDB evaluates it on the witness part too, even once the LIMIT is filled: a VARCHAR
   column compared with a number, or a number column with a string that is not a number, raises a
   conversion error there alone; the blind review of this module found the second), hence the
@@ -37,8 +36,8 @@ on re-keyed witness overlays. Anything else, a table reached through a catalog o
 included, runs on the overlay as before. A derived result costs nothing against the evidence
 budget (no run is made). Nothing is derived unless every witness value of the table certainly
 fits its column (``_fits``): a witness that does not fit fails the overlay's build, which only a
-run reports. ``tests/test_overlay_derivable.py``
-holds the rules against the overlays the query process builds, on the real demo.
+run reports. ``tests/test_overlay_derivable.py`` holds the rules against the overlays the query
+process builds, on the real demo.
 """
 
 from __future__ import annotations
@@ -129,9 +128,9 @@ def _plain_column(node: exp.Expression, types: Mapping[str, str]) -> bool:
 def _cannot_fail(node: exp.Expression, types: Mapping[str, str]) -> bool:
     """True when the condition can be evaluated on any row of the table without a runtime error:
     AND/OR/NOT of ``column IS [NOT] NULL``, and comparisons or ``IN`` lists of a column with
-    literals ``_literal_fits`` accepts. A row-dependent cast, such as a VARCHAR
-    column compared with a number, can fail on a witness row alone (DuckDB evaluates the filter on
-    the witness part of the view even once the LIMIT is filled)."""
+    literals ``_literal_fits`` accepts. A row-dependent cast, such as a VARCHAR column compared
+    with a number, can fail on a witness row alone (DuckDB evaluates the filter on the witness part
+    of the view even once the LIMIT is filled)."""
     if isinstance(node, exp.Paren):
         return _cannot_fail(node.this, types)
     if isinstance(node, (exp.And, exp.Or)):
