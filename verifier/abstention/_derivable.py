@@ -56,10 +56,12 @@ from ._evidence import memo_on
 _ROW_WISE_ARGS = frozenset({"expressions", "from", "from_", "where", "limit"})
 _COUNT_ARGS = frozenset({"expressions", "from", "from_"})
 
-#: DuckDB's integer types (DuckDB docs, "Numeric Types"): an integer literal compared with such a
-#: column is cast to it, or the column widened, at no risk of a conversion error.
-_INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
-                            "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"})
+#: DuckDB's integer types and their ranges (DuckDB docs, "Numeric Types"). An integer literal compared
+#: with such a column is cast to it, or the column widened, at no risk of a conversion error.
+_INTEGER_RANGES = {"TINYINT": (-2**7, 2**7 - 1), "SMALLINT": (-2**15, 2**15 - 1), "INTEGER": (-2**31, 2**31 - 1),
+                   "BIGINT": (-2**63, 2**63 - 1), "HUGEINT": (-2**127, 2**127 - 1), "UTINYINT": (0, 2**8 - 1),
+                   "USMALLINT": (0, 2**16 - 1), "UINTEGER": (0, 2**32 - 1), "UBIGINT": (0, 2**64 - 1),
+                   "UHUGEINT": (0, 2**128 - 1)}
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
@@ -86,34 +88,35 @@ def overlay_from_base(tree: exp.Expression, base: QueryResult, witness: Sequence
     if table is None or table not in columns:
         return None
     entries = [w for w in witness if w.table.lower() == table]
-    if not entries:
-        return None
-    if any(w.mode != "insert" for w in entries):
-        return None  # its view anti-joins the base on the key, which does not keep the base's order
+    if not entries or any(w.mode != "insert" for w in entries):
+        return None  # a replace entry's view anti-joins the base on the key, which does not keep its order
     types = {c.lower(): t.upper() for c, t in columns[table]}
-    if not all(_fits(v, types.get(c.lower(), "")) for w in entries for row in w.rows for c, v in row.items()):
-        return None  # the overlay's build may reject this witness: let it run and say so
     present = {k for k, v in tree.args.items() if v not in (None, [], False)}
     if present <= _COUNT_ARGS and _counts_rows(tree.expressions):
-        if (len(base.columns) == 1 and len(base.rows) == 1 and not base.truncated
-                and type(base.rows[0][0]) is int):
-            added = sum(len(w.rows) for w in entries)
-            # memoised on the base result (shared by the samples of a task through the query cache),
-            # so the comparisons' own memos on the derived result serve them all
-            return memo_on(base, ("overlay count", added), lambda: QueryResult(
-                columns=list(base.columns), rows=[(base.rows[0][0] + added,)], truncated=False))
+        if not (len(base.columns) == 1 and len(base.rows) == 1 and not base.truncated and type(base.rows[0][0]) is int):
+            return None
+    elif present <= _ROW_WISE_ARGS and "limit" in present:
+        k = _limit(tree.args["limit"])
+        where = tree.args.get("where")
+        if (k is None or base.truncated or len(base.rows) != k or not all(_plain_column(p, types) for p in tree.expressions)
+                or (where is not None and not _cannot_fail(where.this, types))):
+            return None
+    else:
         return None
-    if not present <= _ROW_WISE_ARGS or "limit" not in present:
-        return None
-    k = _limit(tree.args["limit"])
-    if k is None or base.truncated or len(base.rows) != k:
-        return None
-    if not all(_plain_column(p, types) for p in tree.expressions):
-        return None
-    where = tree.args.get("where")
-    if where is not None and not _cannot_fail(where.this, types):
-        return None
-    return base
+    if not all(_fits(v, types.get(c.lower(), "")) for w in entries for row in w.rows for c, v in row.items()):
+        return None  # the overlay's build may reject this witness: let it run and say so
+    if "limit" in present:
+        return base
+    added = sum(len(w.rows) for w in entries)
+    # memoised on the base result (shared by the samples of a task through the query cache), so the
+    # comparisons' own memos on the derived result serve them all
+    return memo_on(base, ("overlay count", added), lambda: QueryResult(
+        columns=list(base.columns), rows=[(base.rows[0][0] + added,)], truncated=False))
+
+
+def _set_args(node: exp.Expression) -> set[str]:
+    """The names of ``node``'s sqlglot arguments that hold a value."""
+    return {k for k, v in node.args.items() if v}
 
 
 def _plain_column(node: exp.Expression, types: Mapping[str, str]) -> bool:
@@ -121,7 +124,7 @@ def _plain_column(node: exp.Expression, types: Mapping[str, str]) -> bool:
     if isinstance(node, exp.Alias):
         node = node.this
     if isinstance(node, exp.Star):
-        return not {k for k, v in node.args.items() if v}
+        return not _set_args(node)
     return _column_type(node, types) is not None
 
 
@@ -146,7 +149,7 @@ def _cannot_fail(node: exp.Expression, types: Mapping[str, str]) -> bool:
         return _literal_fits(left, _column_type(right, types))
     if isinstance(node, exp.In):
         kind = _column_type(node.this, types)
-        return (kind is not None and {k for k, v in node.args.items() if v} == {"this", "expressions"}
+        return (kind is not None and _set_args(node) == {"this", "expressions"}
                 and all(_literal_fits(e, kind) for e in node.expressions))
     return False
 
@@ -181,14 +184,9 @@ def _literal_fits(node: exp.Expression, kind: str | None) -> bool:
         # bind-time error, the cast stays in the plan and fails on the first row that reaches it
         # (under OR or AND that can be a witness row alone: blind review, issue 15)
         return not negated and kind == "VARCHAR"
-    return kind in _INTEGER_TYPES and str(node.this).isdigit()
+    return kind in _INTEGER_RANGES and str(node.this).isdigit()
 
 
-#: Integer ranges of DuckDB's integer types (DuckDB docs, "Numeric Types").
-_INTEGER_RANGES = {"TINYINT": (-2**7, 2**7 - 1), "SMALLINT": (-2**15, 2**15 - 1), "INTEGER": (-2**31, 2**31 - 1),
-                   "BIGINT": (-2**63, 2**63 - 1), "HUGEINT": (-2**127, 2**127 - 1), "UTINYINT": (0, 2**8 - 1),
-                   "USMALLINT": (0, 2**16 - 1), "UINTEGER": (0, 2**32 - 1), "UBIGINT": (0, 2**64 - 1),
-                   "UHUGEINT": (0, 2**128 - 1)}
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)?")
 
@@ -227,12 +225,12 @@ def _single_table(tree: exp.Expression) -> str | None:
     if not isinstance(tree, exp.Select):
         return None
     source = tree.args.get("from_") or tree.args.get("from")
-    if not isinstance(source, exp.From) or {k for k, v in source.args.items() if v} != {"this"}:
+    if not isinstance(source, exp.From) or _set_args(source) != {"this"}:
         return None
     table = source.this
     if not isinstance(table, exp.Table) or not isinstance(table.this, exp.Identifier):
         return None
-    if not {k for k, v in table.args.items() if v} <= {"this", "alias"}:
+    if not _set_args(table) <= {"this", "alias"}:
         return None  # a catalog or schema name, a sample, a time-travel clause, ...
     alias = table.args.get("alias")
     if alias is not None and alias.args.get("columns"):
@@ -248,13 +246,13 @@ def _counts_rows(projections: list[exp.Expression]) -> bool:
     if isinstance(node, exp.Alias):
         node = node.this
     return (isinstance(node, exp.Count) and isinstance(node.this, exp.Star)
-            and {k for k, v in node.args.items() if v} <= {"this", "big_int"}  # DuckDB's count is a BIGINT
-            and not {k for k, v in node.this.args.items() if v})
+            and _set_args(node) <= {"this", "big_int"}  # DuckDB's count is a BIGINT
+            and not _set_args(node.this))
 
 
 def _limit(limit: exp.Expression) -> int | None:
     """``k`` of a plain ``LIMIT k`` (a positive integer literal), or ``None``."""
-    if not isinstance(limit, exp.Limit) or {k for k, v in limit.args.items() if v} != {"expression"}:
+    if not isinstance(limit, exp.Limit) or _set_args(limit) != {"expression"}:
         return None
     value = limit.args["expression"]
     if not isinstance(value, exp.Literal) or value.is_string:
