@@ -11,7 +11,13 @@ applied:
   rows`` (key compared with ``IS NOT DISTINCT FROM``).
 
 Witness rows are full rows; a column a row omits is NULL (as construction's
-overlay does). Several entries for one table apply in order.
+overlay does). A column that holds no value in any row of the base table (a
+field the database does not record, e.g. ``chart_events.value`` of a MEDS-built
+MIMIC-IV demo, which the schema documents as always NULL) stays NULL in the
+witness rows too (``null_columns``): a record of this database could not fill
+it, so a query that reads only such a column cannot show a gap (a red-team
+policy cited ``value`` NULL as the missing number). Several entries for one
+table apply in order.
 
 Nothing is written to the database file: the overlay is a connection (cursor)
 of an in-memory DuckDB instance (one per thread) that ATTACHes the file
@@ -135,6 +141,7 @@ class Overlay:
         # so each overlay sees only its own witness rows, and building one costs a few
         # milliseconds instead of a new DuckDB instance per task (batch scoring, issue 7).
         instance, self._schema = _shared_instance(path)
+        self._path = path
         self.con = instance.cursor()
         try:
             self.con.execute(f"USE {BASE_ALIAS}")
@@ -153,7 +160,8 @@ class Overlay:
             names = {c.lower(): c for c, _ in cols}
             wname = f"temp.main.__witness_{i}"
             self.con.execute(f"CREATE TEMP TABLE __witness_{i} ({', '.join(f'{_q(c)} {t}' for c, t in cols)})")
-            lowered = [{k.lower(): v for k, v in row.items()} for row in w.rows]
+            unrecorded = null_columns(self._path, table)
+            lowered = [{k.lower(): None if k.lower() in unrecorded else v for k, v in row.items()} for row in w.rows]
             one = f"({', '.join('?' for _ in cols)})"
             try:
                 if lowered:  # one statement for all rows (executemany costs a statement per row)
@@ -245,6 +253,35 @@ def _shared_instance(path: Path) -> tuple[duckdb.DuckDBPyConnection, dict[str, l
         schema.setdefault(table.lower(), []).append((column, dtype))
     instances[key] = (con, schema)
     return con, schema
+
+
+def null_columns(db_path: str | os.PathLike[str], table: str) -> frozenset[str]:
+    """Lower-case names of the columns of base table ``table`` (lower case) that hold no
+    non-NULL value in any row: DuckDB's column statistics (the ``stats()`` scalar function,
+    ``has_no_null`` false: "no row has a non-NULL value"; statistics may over-state what
+    a column can hold, never under-state it, so a column listed here is NULL in every row).
+    An empty table lists none (nothing is known about what its rows record). Read without
+    a scan, memoised per thread and file.
+
+    Raises:
+        SourceDataError: the file is missing or cannot be attached (the first call per thread and file).
+    """
+    path = Path(db_path)
+    con, schema = _shared_instance(path)
+    memo: dict[tuple[int, str, str], frozenset[str]] | None = getattr(_local, "null_columns", None)
+    if memo is None:
+        memo = _local.null_columns = {}
+    key = (os.getpid(), resolved_path(str(path)), table)
+    found = memo.get(key)
+    if found is not None:
+        return found
+    cols = [c for c, _ in schema.get(table, [])]
+    rows = con.execute(f"SELECT {', '.join(f'stats({_q(c)})' for c in cols)} FROM {BASE_ALIAS}.main.{_q(table)} LIMIT 1"
+                       ).fetchall() if cols else []
+    found = frozenset(c.lower() for c, st in zip(cols, rows[0]) if isinstance(st, dict) and st.get("has_no_null") is False
+                      ) if rows else frozenset()
+    memo[key] = found
+    return found
 
 
 def base_columns(db_path: str | os.PathLike[str]) -> dict[str, list[tuple[str, str]]]:
