@@ -13,6 +13,8 @@ reads (rules in ``rules/noise.toml`` ``[small_cell.disguise]``):
   most 3", "more than one", "at least 2", "between 2 and 4"); "fewer than five" and
   "under five" stay allowed;
 * ``fractions``: ``n`` of a known total ("2 of 40 admissions", "2/40", "2 out of 40");
+* ``shortfalls``: ``n`` stated as a shortfall from the threshold or from a count ("one
+  short of the five-unit threshold" for 4, "2 shy of 5 admissions" for 3);
 * ``enumerations``: the units' identifiers listed after a unit word ("admissions 2556,
   2108"), or their values listed after a value word ("values 4.1, 3.9"), as many as ``n``
   (``n >= 2``: one identifier named is not told apart from an example of a unit that lacks
@@ -55,6 +57,8 @@ class DisguiseRules:
     values: re.Pattern[str]
     unit_count: re.Pattern[str]
     other_words: re.Pattern[str]
+    shortfall: re.Pattern[str]        # groups "k", "m", "target"
+    threshold_words: frozenset[str]
 
 
 #: Words that may stand between a bound's number and its unit noun ("more than 3 and fewer than 5 admissions").
@@ -93,6 +97,10 @@ def rules() -> DisguiseRules:
         unit_count=re.compile(rf"(?<![\w.])(?P<n>\d+)\s+(?:[a-z-]+\s+){{0,2}}?(?:{nouns}|{_alt(dg.get('other_population_nouns', []))})\b", re.I),
         other_words=re.compile(rf"\b(?:{_alt(dg['other_population_words'])})\b"
                                r"|\ball\b(?!\s+(?:of\s+)?(?:them|these|those|the eligible|eligible|qualifying|such|\d))", re.I),
+        shortfall=re.compile(rf"(?<![\w.])(?P<k>\d+)\s+(?:(?:{nouns})\s+)?(?:{_alt(dg['shortfall_words'])})\s+"
+                             rf"(?:(?:reaching|meeting|making)\s+)?(?:the\s+)?(?:(?P<m>\d+)(?:[\s-]+(?:unit|units))?\s*)?"
+                             rf"(?P<target>{_alt(dg['threshold_words'])}|{nouns})?\b", re.I),
+        threshold_words=frozenset(w.lower() for w in dg["threshold_words"]),
     )
 
 
@@ -145,6 +153,25 @@ def fractions(text: str, n: int, known: set[float] | frozenset[float]) -> list[s
     return [m.group(0) for m in rules().fraction.finditer(text)
             if int(m.group("n")) == n and float(m.group("m")) > n and float(m.group("m")) not in known - {float(n)}
             and (rules().noun_soon.match(text[m.end():m.end() + 80]) or _about_units(text, m.start(), m.end()))]
+
+
+def shortfalls(text: str, n: int, given: str) -> list[str]:
+    """``n`` stated as a shortfall: ``k`` short of the threshold ("one short of the five-unit
+    threshold", ``threshold - k``) or of a stated count ``M`` of units ("2 shy of 5 admissions",
+    ``M - k``). ``text`` and ``given`` have number words as digits; a phrase the question itself
+    holds states nothing."""
+    r = rules()
+    found = []
+    low_given = given.lower()
+    for m in r.shortfall.finditer(text):
+        target = (m.group("target") or "").lower()
+        if m.group("m") is not None:
+            total = int(m.group("m")) if target else None
+        else:
+            total = r.threshold if target in r.threshold_words else None
+        if total is not None and total - int(m.group("k")) == n and m.group(0).lower().strip() not in low_given:
+            found.append(m.group(0).strip())
+    return found
 
 
 def enumerations(text: str, n: int, given: str) -> list[str]:
