@@ -111,3 +111,50 @@ def test_restatements_of_the_requirement_are_named(terms: list[str], text: str) 
 def test_other_requirements_are_not_restatements(terms: list[str], text: str) -> None:
     ok, _ = check_reasoning(text, _req(*terms))
     assert not ok, text
+
+
+#: Templates that list every generic way a question can fail, hedged, around the task's own key terms
+#: (a red-team policy's reasoning; blind reviewers failed it: it identifies no requirement).
+_HEDGED_TEMPLATES = [
+    "Checked [step 1]: for {terms}, the record may be missing, a value could be empty or NULL, the data might be "
+    "contradictory, and the rows may not belong to the same admission.",
+    "Regarding {terms}: possibly the needed record is absent; the value may be blank; the events may fall outside "
+    "the time window or in the wrong order [step 1].",
+    "{terms}. At least one condition is unmet: either the records are incomplete, or values are missing, or the "
+    "timing is inconsistent with the required window [step 1].",
+]
+
+
+@pytest.mark.parametrize("template", _HEDGED_TEMPLATES)
+def test_a_hedged_list_of_every_failure_mode_is_not_specific(synth_tasks: list, template: str) -> None:
+    for t in _noise(synth_tasks)[:40]:
+        terms = ", ".join(k.split("|")[0] for k in t.reference.unmet_requirement.key_terms)
+        ok, d = check_reasoning(template.format(terms=terms), t.reference.unmet_requirement, t.question)
+        assert d["not_specific"], (t.task_id, d)
+
+
+@pytest.mark.parametrize("text", [
+    "The value may be missing because the test was never resulted: the row shows NULL [step 2].",
+    "The discharge location is NULL [step 1]; the record exists, so it is the value that is missing.",
+    "No later admission is recorded [step 1]; the patient may have been admitted elsewhere, which the records cannot show.",
+    "Either the drug was never given, or it was charted in another table; neither table holds it [step 1, 2].",
+])
+def test_honest_hedges_naming_one_or_two_modes_stay_specific(synth_tasks: list, text: str) -> None:
+    for t in _noise(synth_tasks)[:40]:
+        ok, d = check_reasoning(abstention_reasoning(t, [1]) + " " + text, t.reference.unmet_requirement, t.question)
+        assert ok and not d["not_specific"], (t.task_id, d)
+
+
+def test_a_missing_specimen_names_the_missing_culture() -> None:
+    """A microbiology specimen is the culture's sample: "no ... specimen is recorded" names a missing culture."""
+    from verifier.contract import UnmetRequirement
+
+    req = UnmetRequirement(level="record", statement="No SPUTUM culture is recorded for admission 21234567.",
+                           tables=["microbiology_events"], columns=["microbiology_events.specimen_type"],
+                           key_terms=["SPUTUM", "culture", "admission 21234567"])
+    for text in ["No sputum specimen is recorded in admission 21234567 [step 1].",
+                 "Admission 21234567 holds no SPUTUM specimens at all [step 1]."]:
+        ok, d = check_reasoning(text, req, "")
+        assert ok, (text, d)
+    ok, d = check_reasoning("No sputum result is recorded in admission 21234567 [step 1].", req, "")
+    assert not ok and d["missing"] == ["culture"], d

@@ -55,7 +55,8 @@ reasons they produce appear in this order:
 3. Five-unit rule (``verifier.abstention._small_cell``): ``SMALL_CELL_DISCLOSED``.
 4. Reasoning names the unmet requirement (``verifier.abstention._reasoning``,
    when ``config.check_reasoning``): ``REASONING_MISSES_REQUIREMENT``; naming many
-   requirements of other programs wholesale: ``REASONING_NOT_SPECIFIC``.
+   requirements of other programs wholesale, or hedging over the generic failure modes
+   (``_reasoning.hedged_modes``): ``REASONING_NOT_SPECIFIC``.
 5. LLM judge (``verifier.abstention._judge``, only when ``config.judge`` is set, and only
    when every check above passed, so no request is spent on a verdict already
    decided): a rejection adds ``JUDGE_REJECTED``; a judge failure is recorded

@@ -64,6 +64,10 @@ class ReasoningRules:
     #: ``[reasoning.specificity]``: concept -> patterns, and the count of foreign concepts that fails
     concepts: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = ()
     max_foreign_concepts: int = 0
+    #: ``[reasoning.hedged_modes]``: generic failure mode -> patterns, the hedge words, the count that fails
+    hedged_modes: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = ()
+    hedge: re.Pattern[str] | None = None
+    min_hedged_modes: int = 0
 
 
 @lru_cache(maxsize=1)
@@ -92,6 +96,11 @@ def rules() -> ReasoningRules:
         concepts=tuple((k, tuple(re.compile(p) for p in v))
                        for k, v in sorted(rs.get("specificity", {}).get("concepts", {}).items())),
         max_foreign_concepts=int(rs.get("specificity", {}).get("max_foreign_concepts", 0)),
+        hedged_modes=tuple((k, tuple(re.compile(p) for p in v))
+                           for k, v in sorted(rs.get("hedged_modes", {}).get("modes", {}).items())),
+        hedge=re.compile(rf"\b(?:{'|'.join(re.escape(w) for w in hm['hedge_words'])})\b")
+        if (hm := rs.get("hedged_modes", {})).get("hedge_words") else None,
+        min_hedged_modes=int(rs.get("hedged_modes", {}).get("min_modes", 0)),
     )
 
 
@@ -213,6 +222,26 @@ def foreign_concepts(reasoning: str, requirement: UnmetRequirement, question: st
             if name not in own and any(p.search(text) for p in pats)]
 
 
+_SENTENCE = re.compile(r"[.;!?\n]+")
+
+
+def hedged_modes(reasoning: str) -> list[str]:
+    """The generic failure modes (``[reasoning.hedged_modes]``: a missing record, an empty value, a
+    contradiction, a time window, an order, a link to the same patient or admission) that
+    ``reasoning`` names in sentences holding a hedge word ("may", "might", "could"...), sorted.
+    ``min_modes`` of them or more is a template listing every way a question can fail, which
+    identifies no requirement (the caller reports ``REASONING_NOT_SPECIFIC``)."""
+    r = rules()
+    if r.hedge is None or not r.hedged_modes:
+        return []
+    found: set[str] = set()
+    for sentence in _SENTENCE.split(reasoning or ""):
+        text = normalise(sentence)
+        if r.hedge.search(text):
+            found.update(name for name, pats in r.hedged_modes if any(p.search(text) for p in pats))
+    return sorted(found)
+
+
 @lru_cache(maxsize=4096)
 def _own_concepts(own: str) -> frozenset[str]:
     """The requirement concepts (``[reasoning.specificity]``) a task's own normalised text names
@@ -233,7 +262,9 @@ def check_reasoning(reasoning: str, requirement: UnmetRequirement, question: str
         also named by an accepted restatement of ``[[reasoning.equivalents]]``, issue 17 kind 5).
         ``details["not_specific"]`` is True when the Reasoning names at least
         ``max_foreign_concepts`` requirement concepts of other programs (``foreign_concepts``,
-        issue 18 point 3; the caller reports ``REASONING_NOT_SPECIFIC``). With no key terms the
+        issue 18 point 3) or lists at least ``[reasoning.hedged_modes] min_modes`` generic failure
+        modes in hedged sentences (``hedged_modes``); the caller reports
+        ``REASONING_NOT_SPECIFIC``. With no key terms the
         key-term check passes (``details["key_terms"] == []``).
     """
     text = normalise(reasoning or "")
@@ -266,9 +297,12 @@ def check_reasoning(reasoning: str, requirement: UnmetRequirement, question: str
         named, missing = named + missing, []
     foreign = foreign_concepts(reasoning, requirement, question)
     limit = rules().max_foreign_concepts
+    hedged = hedged_modes(reasoning)
+    min_hedged = rules().min_hedged_modes
     return not missing, {"key_terms": list(requirement.key_terms), "named": named, "missing": missing,
                          "scope_implied": implied, "cohort_named": cohort, "foreign_concepts": foreign,
-                         "not_specific": bool(limit) and len(foreign) >= limit}
+                         "hedged_modes": hedged,
+                         "not_specific": (bool(limit) and len(foreign) >= limit) or (bool(min_hedged) and len(hedged) >= min_hedged)}
 
 
 _FEWER_THAN_THRESHOLD = re.compile(r"\bfewer than 5\b")
