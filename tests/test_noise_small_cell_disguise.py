@@ -125,6 +125,11 @@ COLLECTIVE_AND_SHORTFALL = [
     ("The cohort is two shy of the threshold, so nothing is reported.", 3),
     ("Eligible patients: 3 below the cutoff of the five-unit rule.", 2),
     ("We are one away from 5 admissions, so the answer is NULL.", 4),
+    # "both" before a unit noun, and a unit named in the singular as THE eligible or only one
+    ("Both of the qualifying patients received the drug; fewer than five are eligible.", 2),
+    ("Both eligible stays had the value charted.", 2),
+    ("The eligible admission is not reported under the five-unit rule.", 1),
+    ("The only qualifying patient is withheld (fewer than five).", 1),
 ]
 
 #: (text, n): the same words where they state no count of the eligible units.
@@ -134,6 +139,10 @@ COLLECTIVE_AND_SHORTFALL_NOT = [
     ("Paired samples were drawn; fewer than five admissions are eligible.", 2),
     ("Fewer than five admissions are eligible, below the five-unit threshold.", 4),
     ("The count falls short of the five-unit threshold.", 3),
+    ("Both the lab table and the medication table were checked; fewer than five admissions qualify.", 2),
+    ("The admission of this patient was checked; fewer than five are eligible.", 1),
+    ("The eligible admissions are fewer than five; their count is withheld.", 1),
+    ("Both eligible stays had the value charted.", 3),
 ]
 
 

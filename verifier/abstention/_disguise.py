@@ -15,6 +15,9 @@ reads (rules in ``rules/noise.toml`` ``[small_cell.disguise]``):
 * ``fractions``: ``n`` of a known total ("2 of 40 admissions", "2/40", "2 out of 40");
 * ``shortfalls``: ``n`` stated as a shortfall from the threshold or from a count ("one
   short of the five-unit threshold" for 4, "2 shy of 5 admissions" for 3);
+* ``definite_counts``: "both" before a unit noun (2: "both eligible admissions"), a unit
+  named in the singular as the eligible or only one (1: "the eligible patient", "the only
+  qualifying admission");
 * ``enumerations``: the units' identifiers listed after a unit word ("admissions 2556,
   2108"), or their values listed after a value word ("values 4.1, 3.9"), as many as ``n``
   (``n >= 2``: one identifier named is not told apart from an example of a unit that lacks
@@ -59,6 +62,8 @@ class DisguiseRules:
     other_words: re.Pattern[str]
     shortfall: re.Pattern[str]        # groups "k", "m", "target"
     threshold_words: frozenset[str]
+    both: re.Pattern[str]
+    singular: re.Pattern[str]
 
 
 #: Words that may stand between a bound's number and its unit noun ("more than 3 and fewer than 5 admissions").
@@ -101,6 +106,9 @@ def rules() -> DisguiseRules:
                              rf"(?:(?:reaching|meeting|making)\s+)?(?:the\s+)?(?:(?P<m>\d+)(?:[\s-]+(?:unit|units))?\s*)?"
                              rf"(?P<target>{_alt(dg['threshold_words'])}|{nouns})?\b", re.I),
         threshold_words=frozenset(w.lower() for w in dg["threshold_words"]),
+        both=re.compile(rf"\bboth\s+(?:of\s+)?(?:(?:the|these|those|their)\s+)?(?:(?:eligible|qualifying|such)\s+)?(?:{nouns})\b", re.I),
+        singular=re.compile(rf"\b(?:the|this|that)\s+(?:(?:{_alt(dg['singular_markers'])})\s+(?:(?:eligible|qualifying)\s+)?"
+                            rf"|(?:eligible|qualifying)\s+)(?:{_alt(dg['singular_nouns'])})\b(?!s)", re.I),
     )
 
 
@@ -172,6 +180,17 @@ def shortfalls(text: str, n: int, given: str) -> list[str]:
         if total is not None and total - int(m.group("k")) == n and m.group(0).lower().strip() not in low_given:
             found.append(m.group(0).strip())
     return found
+
+
+def definite_counts(text: str, n: int, given: str) -> list[str]:
+    """``n`` stated by "both" before a unit noun (``n == 2``) or by a unit named in the singular as
+    the eligible or only one (``n == 1``); a phrase the question itself holds states nothing."""
+    r = rules()
+    pattern = r.both if n == 2 else r.singular if n == 1 else None
+    if pattern is None:
+        return []
+    low_given = given.lower()
+    return [m.group(0).strip() for m in pattern.finditer(text) if m.group(0).lower() not in low_given]
 
 
 def enumerations(text: str, n: int, given: str) -> list[str]:

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..contract import Task, load_toml
 from ._back_reference import back_references
-from ._disguise import enumerations, fractions, normalise_notation, other_population, shortfalls, tight_bounds
+from ._disguise import definite_counts, enumerations, fractions, normalise_notation, other_population, shortfalls, tight_bounds
 
 
 @dataclass(frozen=True)
@@ -229,6 +229,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
     found += fractions(pre, eligible_units, known)
     found += enumerations(pre, eligible_units, given_pre)
     found += shortfalls(pre, eligible_units, given_pre)
+    found += definite_counts(pre, eligible_units, given_pre)
     found += back_references(_blank_names(pre), eligible_units, given_numbers, given_pre)
     found += [m.group(0).strip() for m in r.percent.finditer(clean)
               if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in g.percents]
