@@ -56,6 +56,21 @@ def test_prose_and_values_are_not_null(answer: str) -> None:
     assert not parse(f"<answer>{answer}</answer>").abstained
 
 
+@pytest.mark.parametrize("answer", ["NULL (or 2, the severity on the other DRG)", "NULL; otherwise 4", "NULL, or 3.1 mg/dL",
+                                    "null (alternatively: 12 days)", "None - else 7"])
+def test_null_offering_an_alternative_value_is_a_hedge_not_an_abstention(answer: str) -> None:
+    """A NULL that offers a value beside it hedges between abstaining and answering (red-team study:
+    "NULL (or 1, ...)" passed as an abstention; blind reviewers failed it)."""
+    assert not is_null_answer(answer)
+    assert not parse(f"<answer>{answer}</answer><reasoning>r [step 1]</reasoning>").abstained
+
+
+@pytest.mark.parametrize("answer", ["NULL (fewer than 5 admissions or patients are eligible)", "NULL (or none)",
+                                    "NULL (not recorded in step 2 or step 3)", "NULL (redacted or missing)"])
+def test_null_with_an_or_that_offers_no_value_abstains(answer: str) -> None:
+    assert is_null_answer(answer)
+
+
 def test_json_null_is_abstention() -> None:
     p = parse('{"answer": null, "reasoning": "no row [step 4]"}')
     assert p.abstained and p.citations == [4]
