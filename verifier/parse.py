@@ -5,13 +5,20 @@
 
 Formats recognised, in this order (the first that yields an Answer wins):
 1. Tags: ``<answer>...</answer>`` and ``<reasoning>...</reasoning>``
-   (``<final_answer>`` too); the last answer tag counts.
+   (``<final_answer>`` too); the last answer tag counts. Several answer tags with
+   differing contents are kept in ``answers`` (each cleaned, in order): two
+   differing committed answers are a hedge, so ``abstained`` is True only when
+   every one is a NULL spelling (Noise: not a committed NULL otherwise), and
+   ``verify`` fails a Clean task unless every one matches (``WRONG_VALUE``,
+   "ambiguous answer"). Identical repeated tags (whitespace and case aside) are one.
 2. JSON: an object with an ``answer`` key (``final_answer`` too) and an
    optional ``reasoning`` (``rationale``, ``explanation``) key, as the whole
    response or inside a ```` ```json ```` fence. JSON ``null`` is an abstention.
 3. Sections: lines starting ``Answer:`` / ``Final answer:`` / ``Reasoning:``,
    also as Markdown bold (``**Answer:**``, ``**Answer**:``) or headings
-   (``## Answer`` on its own line). The last Answer section counts; when there
+   (``## Answer`` on its own line), also after leading symbols or emoji
+   (``✅ Final Answer: **12**``: Unicode symbol categories and emoji joiners; a
+   letter before the label still hides it). The last Answer section counts; when there
    is no Reasoning section, the Answer ends at its first blank line and the
    rest is the Reasoning.
 
@@ -53,6 +60,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any, NamedTuple
 
 from .match.commit import is_context_number, mask_context
@@ -80,6 +88,8 @@ _LABEL_HEAD = re.compile(r"(final answer|final_answer|answer|reasoning|rationale
 _LABEL_LEAD = " \t>#*_"
 _LABEL_TRAIL = " \t*_"
 _LABEL_START = frozenset("aAfFrReE")
+#: Joiners and modifiers inside emoji sequences ("✅️", "👍🏽", "🧑‍⚕️"), skipped with the symbols before a label.
+_SYMBOL_JOIN = frozenset("\u200d\ufe0e\ufe0f\u20e3")
 _NULL = re.compile(r"^(?:null|none|n/a)((?:\s*(?:[.,;:(\-–—].*)?)?)$", re.I | re.S)
 _BARE_NULL = re.compile(r"(?i)null|none|n/a")
 _HEDGE_TO_VALUE = re.compile(
@@ -129,6 +139,8 @@ class ParsedResponse(NamedTuple):
             table) or ``bare`` (a bare NULL spelling) (``""`` when unparseable).
         answer_json: the decoded JSON value of the answer for JSON responses
             (lists and tables keep their structure), else ``None``.
+        answers: the distinct bodies of several answer tags that differ (each
+            cleaned, in order; ``answer_text`` is the last), else ``()``.
     """
 
     answer_text: str
@@ -137,6 +149,7 @@ class ParsedResponse(NamedTuple):
     error: str | None = None
     format: str = ""
     answer_json: Any = None
+    answers: tuple[str, ...] = ()
 
     @property
     def citations(self) -> list[int]:
@@ -226,6 +239,22 @@ def _tag_body(text: str, low: str, name: str) -> str | None:
     return text[m.end(): close.start() if close else len(text)]
 
 
+def _tag_answers(text: str, low: str) -> tuple[str, ...]:
+    """The distinct non-empty cleaned bodies of every answer tag, in order, when more than
+    one distinct body exists (whitespace and case do not distinguish them); else ``()``.
+    Linear: each body ends at the next tag mark."""
+    if len(_HAS_TAG.findall(low)) < 2:
+        return ()
+    seen: dict[str, str] = {}
+    for name in ("answer", "final_answer"):
+        for m in _TAG_OPEN[name].finditer(low):
+            close = _TAG_CLOSE.search(low, m.end())
+            body = _clean(text[m.end(): close.start() if close else len(text)])
+            if body:
+                seen.setdefault(" ".join(body.split()).casefold(), body)
+    return tuple(seen.values()) if len(seen) > 1 else ()
+
+
 def _from_tags(text: str, low: str) -> tuple[str | None, str]:
     answer = _tag_body(text, low, "answer")
     if answer is None:
@@ -258,9 +287,25 @@ def _from_json(text: str) -> tuple[bool, Any, str] | None:
     return None
 
 
+def _strip_symbols(line: str) -> str:
+    """``line`` without its leading Markdown marks, spaces and symbol characters (Unicode
+    categories S*, emoji modifiers, variation selectors, zero-width joiners: "✅ Final Answer:",
+    "👉 **Answer:**"); letters, digits and punctuation stop it."""
+    i, n = 0, min(len(line), 64)
+    while i < n:
+        ch = line[i]
+        if ch in _LABEL_LEAD or (ch > "\x7f" and (unicodedata.category(ch)[0] == "S" or ch in _SYMBOL_JOIN)):
+            i += 1
+            continue
+        break
+    return line[i:]
+
+
 def _label_of(line: str) -> tuple[str, str] | None:
     """``(label, rest of line)`` when ``line`` opens an Answer/Reasoning section."""
     head = line.lstrip(_LABEL_LEAD)
+    if head[:1] > "\x7f":
+        head = _strip_symbols(head)
     m = _LABEL_HEAD.match(head[:16].lower())
     if m is None:
         return None
@@ -280,7 +325,8 @@ def _from_sections(text: str) -> tuple[str, str] | None:
     lines = text.split("\n")
     spans: list[tuple[str, int, str]] = []
     for n, line in enumerate(lines):
-        if line and (line[0] in _LABEL_START or line.lstrip(_LABEL_LEAD)[:1] in _LABEL_START):
+        if line and (line[0] in _LABEL_START or (lead := line.lstrip(_LABEL_LEAD)[:1]) in _LABEL_START
+                     or lead > "\x7f"):
             got = _label_of(line)
             if got is not None:
                 spans.append((got[0], n, got[1]))
@@ -323,11 +369,12 @@ def parse(text: str) -> ParsedResponse:
         return ParsedResponse("", "", False, f"final response is {type(text).__name__}, not text")
     if not text.strip():
         return ParsedResponse("", "", False, "empty final response")
-    fmt, answer_json, answer, reasoning = "", None, None, ""
+    fmt, answer_json, answer, reasoning, answers = "", None, None, "", ()
     if "<" in text and "answer" in (low := text.lower()) and _HAS_TAG.search(low):
         answer, reasoning = _from_tags(text, low)
         if answer is not None:
             fmt = "tags"
+            answers = _tag_answers(text, low)
     if answer is None and "{" in text:
         got = _from_json(text)
         if got is not None:
@@ -356,4 +403,6 @@ def parse(text: str) -> ParsedResponse:
     if not answer:
         return ParsedResponse("", reasoning, False, "the Answer is empty", fmt)
     abstained = is_null_answer(answer)
-    return ParsedResponse(answer, reasoning, abstained, None, fmt, answer_json)
+    if answers and abstained:  # a NULL beside a differing committed answer is a hedge, not a NULL
+        abstained = all(is_null_answer(a) for a in answers)
+    return ParsedResponse(answer, reasoning, abstained, None, fmt, answer_json, answers)

@@ -4,7 +4,9 @@ Clean tasks (ARCHITECTURE.md section 4): parse the final response; an unparseabl
 one fails with ``UNPARSEABLE_RESPONSE``; a NULL Answer fails with
 ``ABSTAINED_ON_CLEAN``; otherwise the Answer is matched with the reference
 under its ``answer_policy`` (``verifier.match``), or with one of its tied
-``alternatives`` (rows tied at the reference query's ``LIMIT``).
+``alternatives`` (rows tied at the reference query's ``LIMIT``). Several answer
+tags with differing contents (``ParsedResponse.answers``) match only when every
+one matches the same target; otherwise they hedge: ``WRONG_VALUE``, "ambiguous answer".
 
 Noise tasks: delegated to ``verifier.abstention.verify_noise(trajectory, task,
 parsed, config) -> (reasons, details)`` (imported lazily), which runs the Noise
@@ -43,6 +45,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .contract import InputError, ReasonCode, SourceDataError, Task, Trajectory, Verdict, VerifyConfig
+from .match.commit import ambiguous
 from .match.dispatch import match_answer
 from .parse import ParsedResponse, parse
 
@@ -122,6 +125,8 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
         return _verdict(task, traj, False, [ReasonCode.UNPARSEABLE_RESPONSE], {"parse": pd})
     if parsed.abstained:
         return _verdict(task, traj, True, [ReasonCode.ABSTAINED_ON_CLEAN], {"parse": pd})
+    if parsed.answers:
+        return _verify_several(task, traj, parsed, pd)
     ref = task.reference
     res = match_answer(parsed.answer_text, ref.answer, ref.answer_policy, parsed.answer_json)
     if not res.ok and ref.alternatives:  # rows tied at the reference query's LIMIT are just as correct
@@ -130,6 +135,22 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
             if got.ok:
                 return _verdict(task, traj, False, [], {"parse": pd, "match": {**got.details, "tied_alternative": i}})
     return _verdict(task, traj, False, list(res.reasons), {"parse": pd, "match": res.details})
+
+
+def _verify_several(task: Task, traj: Trajectory, parsed: ParsedResponse, pd: dict[str, Any]) -> Verdict:
+    """Several answer tags with differing contents (``parsed.answers``): they commit to one
+    answer only when every one matches the same target (the reference, or one tied
+    alternative); otherwise the response hedges between them: ``WRONG_VALUE``, "ambiguous
+    answer" (ARCHITECTURE.md section 4, step 3)."""
+    ref = task.reference
+    pd["answers"] = [a[:200] for a in parsed.answers[:8]]
+    for i, target in enumerate((ref.answer, *(ref.alternatives or ())), start=0):
+        results = [match_answer(a, target, ref.answer_policy) for a in parsed.answers]
+        if all(r.ok for r in results):
+            return _verdict(task, traj, False, [], {"parse": pd, "match": {
+                **results[-1].details, **({"tied_alternative": i} if i else {})}})
+    why = ambiguous(f"{len(parsed.answers)} answer tags with differing contents")
+    return _verdict(task, traj, False, [ReasonCode.WRONG_VALUE], {"parse": pd, "match": {"why": why}})
 
 
 def _verify_noise(task: Task, traj: Trajectory, parsed: ParsedResponse, config: VerifyConfig) -> Verdict:
