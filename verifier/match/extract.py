@@ -5,7 +5,8 @@ Pure functions over strings, with precompiled regular expressions; unit
 strings are resolved through the cached ``verifier.units.parse_unit``.
 
 Rules (documented, tested in tests/test_parse_extract.py):
-- Numbers: optional sign (``+``, ``-``, ``−``), thousands separators
+- Numbers: optional sign (``+``, ``-``, ``−``; an en dash ``–`` directly before the digits
+  at the start or after whitespace is a minus, as typeset; an em dash never is), thousands separators
   (``1,234.5``; groups of exactly three digits), decimals, scientific
   notation (``1.2e-3``, ``1.2 × 10^3``); a trailing ``%`` marks a percentage.
   ``decimals`` is the count of digits written after the point.
@@ -48,11 +49,18 @@ from ..units import is_unit_spelling
 
 #: A decimal comma ("1,7" = 1.7) only when unambiguous: one comma between digits, 1-2 decimals,
 #: no other separator around it ("1,700" stays 1700; "1,2,3" and "1,5.2" are not decimal commas).
-_DECIMAL_COMMA = r"(?<![\d,])[+\-−]?\d+,\d{1,2}(?![\d]|[.,]\d)"
-_NUM = _DECIMAL_COMMA + r"|[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+\-]?\d+)?|[+\-−]?\.\d+(?:[eE][+\-]?\d+)?"
+#: A sign: ``+``, ``-``, U+2212, or an en dash (U+2013) at the start of the text or after
+#: whitespace, directly before the digits: typeset text sets a minus as an en dash ("–3.9 mg/dL").
+#: A range ("3.1–3.9": after a digit) and a separator ("308 – HIP": a space after it) are not
+#: signs. An em dash (U+2014) is never a sign: it is punctuation, not a typographic minus.
+_SIGN = r"(?:[+\-−]|(?<!\S)–(?=\.?\d))"
+_DECIMAL_COMMA = rf"(?<![\d,]){_SIGN}?\d+,\d{{1,2}}(?![\d]|[.,]\d)"
+_NUM = _DECIMAL_COMMA + rf"|{_SIGN}?(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?(?:[eE][+\-]?\d+)?|{_SIGN}?\.\d+(?:[eE][+\-]?\d+)?"
 NUMBER_RE = re.compile(rf"(?<![\w.])({_NUM})(?:\s*[x×]\s*10\s*(?:\^|\*\*)\s*([+\-]?\d+)(?!\s*/))?(\s*%)?")
-_ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ]+(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?")
-_SLASH = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})(?:[ ,T]+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?")
+#: AM/PM after a time, any case, with or without dots or a space: "PM", "pm", "p.m.", "P. M.".
+_AMPM = r"(?:\s*([AaPp]\.?\s?[Mm]\.?)(?![A-Za-z0-9]))?"
+_ISO = re.compile(rf"\b(\d{{4}})-(\d{{1,2}})-(\d{{1,2}})(?:[T ]+(\d{{1,2}}):(\d{{2}})(?::(\d{{2}})(?:\.\d+)?)?{_AMPM})?")
+_SLASH = re.compile(rf"\b(\d{{1,2}})/(\d{{1,2}})/(\d{{4}})(?:[ ,T]+(\d{{1,2}}):(\d{{2}})(?::(\d{{2}}))?{_AMPM})?")
 _MONTHS = {
     m: i
     for i, names in enumerate(
@@ -66,7 +74,7 @@ _MONTHS = {
     for m in names
 }
 _MON = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-_TIME = r"(?:(?:,\s*|\s+(?:at\s+)?)(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp]\.?[Mm]\.?)?)?"
+_TIME = r"(?:(?:,\s*|\s+(?:at\s+)?)(\d{1,2}):(\d{2})(?::(\d{2}))?" + _AMPM + ")?"
 _MDY = re.compile(rf"\b{_MON}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}}){_TIME}", re.I)
 _DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON},?\s+(\d{{4}}){_TIME}", re.I)
 _MY = re.compile(rf"\b{_MON}\s+(\d{{4}})\b", re.I)
@@ -144,7 +152,7 @@ class DatetimeToken(NamedTuple):
 def _to_float(raw: str) -> tuple[float, int]:
     if re.fullmatch(_DECIMAL_COMMA, raw):
         raw = raw.replace(",", ".")
-    s = raw.replace(",", "").replace("−", "-")
+    s = raw.replace(",", "").replace("−", "-").replace("–", "-")
     mant = s.lower().split("e")[0]
     decimals = len(mant.split(".", 1)[1]) if "." in mant else 0
     return float(s), decimals
@@ -156,7 +164,7 @@ def strip_markdown(text: str) -> str:
 
 
 def _iso(m: re.Match) -> tuple:
-    return int(m[1]), int(m[2]), int(m[3]), m[4], m[5], m[6], None
+    return int(m[1]), int(m[2]), int(m[3]), m[4], m[5], m[6], m[7]
 
 
 def _iso_month(m: re.Match) -> tuple:
@@ -188,15 +196,21 @@ _DATE_FORMS = (
 )
 
 
+def _hour24(h: int, ampm: str | None) -> int:
+    """The 24-hour clock hour of ``h`` written with ``ampm`` (12-hour clock: "12:xx AM" is
+    00:xx, "12:xx PM" is 12:xx, "5:08 PM" 17:08). A 24-hour hour (0 or 13-23) beside "PM"
+    keeps its value ("17:08 PM"); beside "AM" it contradicts itself: ``ValueError``."""
+    if not ampm or not 1 <= h <= 12:
+        if ampm and h > 12 and ampm[0] in "aA":
+            raise ValueError(f"hour {h} with {ampm!r}")
+        return h
+    return h % 12 + (12 if ampm[0] in "pP" else 0)
+
+
 def _token(fields: tuple, span: tuple[int, int]) -> DatetimeToken | None:
     y, mo, d, hh, mi, ss, ampm = fields
     try:
-        h = int(hh) if hh else 0
-        if ampm:
-            if h == 12:
-                h = 0
-            if ampm[0] in "pP":
-                h += 12
+        h = _hour24(int(hh) if hh else 0, ampm)
         value = dt.datetime(y, mo, d or 1, h, int(mi) if mi else 0, int(ss) if ss else 0)
     except ValueError:
         return None
