@@ -18,6 +18,14 @@ Text matches when, after normalisation:
    opposite pair (``left``/``right``) or differs by opposite prefixes
    (``hypo``/``hyper``, ``pre``/``post``, ``non``/none)).
 
+A leading article is not part of the value (``the Left Radial`` is ``Left Radial``): ``the``
+and ``an`` in any case and ``a`` in lower case are dropped from the start of both sides before
+comparing (an upper-case ``A`` may be the value itself: blood group, grade, hepatitis A; the
+article is kept when nothing follows it). A trailing generic anatomical word (``[text.detail]
+generic_trailing``: ``artery``, ``vein``, ``site``, ``region``, ``area``) may stand on one side
+only when the rest of both sides is equal after normalisation (``Left Radial artery``); never
+through the fuzzy ratio, and two different such words (``vein`` / ``artery``) still differ.
+
 A text Answer may carry a qualifying detail (issue 17 kind 2): when the whole
 Answer does not match, its head (the text before a parenthesis, or before a
 `` - `` / ``:`` / ``;`` / ``,`` separator) is compared instead, provided the
@@ -120,12 +128,36 @@ def meaning_differs(a: str, b: str) -> str | None:
     return None
 
 
+_ARTICLE = re.compile(r"^[\s*_`\"']*(?:the|The|THE|an|An|AN|a)[*_`]*\s+(?=[*_`\"']*\w)")
+
+
+def drop_article(text: str) -> str:
+    """``text`` without one leading article (``the``/``an`` any case, ``a`` lower case;
+    module docstring); unchanged when none, or when nothing follows it."""
+    m = _ARTICLE.match(text)
+    return text[m.end():] if m else text
+
+
+@lru_cache(maxsize=1)
+def _generic_trailing() -> frozenset:
+    return frozenset(_text_rules().get("detail", {}).get("generic_trailing", []))
+
+
+def _generic_extra(a: str, b: str) -> bool:
+    """``a`` is ``b`` plus one trailing generic word, or the other way round (both normalised)."""
+    long, short = (a, b) if len(a) > len(b) else (b, a)
+    head, _, last = long.rpartition(" ")
+    return bool(short) and head == short and last in _generic_trailing()
+
+
 @lru_cache(maxsize=65536)
 def text_equivalent(sub: str, ref: str, threshold: float = 90.0) -> tuple[bool, str, float]:
-    """Compare two texts; returns ``(match, how, score)`` (cached)."""
-    a, b = normalise_text(sub), normalise_text(ref)
+    """Compare two texts; returns ``(match, how, score)`` (cached). Rules: module docstring."""
+    a, b = normalise_text(drop_article(sub)), normalise_text(drop_article(ref))
     if a == b:
         return True, "normalised equal", 100.0
+    if _generic_extra(a, b):
+        return True, "equal but for a trailing generic word", 100.0
     syn = _synonyms()
     ga, gb = syn.get(a), syn.get(b)
     if ga is not None and ga == gb:
