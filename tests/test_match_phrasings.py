@@ -355,6 +355,9 @@ KIND10_MATCH = [
     ("Answer: 13.3", RATIO, POL),
     ("Answer: 67.5 years", AGE, AnswerPolicy(decimals=2)),
     ("Answer: 67.4 years", AGE, AnswerPolicy(decimals=2)),  # 67.45 may be 67.445 before rounding
+    # a value stated at its own reasonable precision (two significant digits, fewer decimals than the
+    # policy, the reference rounds to it): the clean-fixes brief supersedes kind 10's three figures
+    ("Answer: 2.8", NumberAnswer(value=2.83, decimals=2), AnswerPolicy(decimals=2)),
 ]
 
 
@@ -370,8 +373,9 @@ def test_kind10_an_answer_at_its_own_precision_matches(response, ref, policy):
     ("Answer: 13.2", RATIO, POL),
     ("Answer: 67 years", AGE, AnswerPolicy(decimals=2)),
     ("Answer: 67.3 years", AGE, AnswerPolicy(decimals=2)),
-    ("Answer: 2.8", NumberAnswer(value=2.83, decimals=2), AnswerPolicy(decimals=2)),  # two significant figures
     ("Answer: 5.2 d", QuantityAnswer(value=5.15, unit="d", decimals=2), AnswerPolicy(rel_tol=0.002)),
+    ("Answer: 2.9", NumberAnswer(value=2.83, decimals=2), AnswerPolicy(decimals=2)),  # 2.83 rounds to 2.8
+    ("Answer: 3", NumberAnswer(value=2.83, decimals=2), AnswerPolicy(decimals=2)),  # an integer: no such route
 ])
 def test_kind10_too_coarse_or_other_values_still_fail(response, ref, policy):
     assert not _match(response, ref, policy).ok

@@ -26,6 +26,13 @@ Tolerance rule (documented for task authors):
   three significant figures). So ``13.3 days`` matches 13.333... and 13.33,
   ``13 days`` does not, and neither does ``13.4``. After a unit conversion the
   step is scaled by the conversion factor.
+- A value stated at the Answer's own reasonable precision (``stated_precision``): a
+  submission written with ``d >= 1`` decimals and at least 2 significant digits, ``d`` fewer
+  than the policy's decimals, matches when the reference rounds to it at ``d`` decimals (half
+  away from zero; ``|ref - s| <= 0.5 * 10**-d`` in the reference's unit after conversion, plus
+  float slack), whatever the tolerance: ``3.1`` for 3.07, ``4.6 mEq/L`` for 4.55 (not ``4.5``,
+  ``3.0``, nor ``0.1`` for 0.07: one significant digit). An integer (no decimal point) never
+  takes this route, and hedges stay hedges.
 
 One value: an Answer must commit to one value (``verifier.match.commit``):
 hedge/negation/inequality words, or several candidate values that do not all
@@ -122,6 +129,45 @@ def _precision_rel() -> float:
     return float(load_toml("tolerances.toml").get("precision", {}).get("rel_tol", 0.005))
 
 
+def significant_digits(value: float, decimals: int) -> int:
+    """Significant digits of ``value`` as written with ``decimals`` digits after the point
+    (leading zeros do not count, trailing ones do: ``0.10`` has 2, ``3.1`` 2, ``0.05`` 1)."""
+    return len(f"{abs(value):.{decimals}f}".replace(".", "").lstrip("0"))
+
+
+def stated_precision(sub: float, sub_decimals: int, ref: float, policy_decimals: int | None,
+                     scale: float = 1.0) -> bool:
+    """Whether ``sub`` is the reference stated at the Answer's own, coarser precision (the
+    route of the module docstring, "a value stated at its own reasonable precision").
+
+    Args:
+        sub: the submission in the reference's unit (after conversion); sub_decimals: the
+            digits written after its decimal point (``d``); ref: the reference value;
+            policy_decimals: the reference policy's decimals (``answer_policy.decimals``; a
+            policy without them, a tolerance alone, never takes the route); scale: the unit conversion's factor (1 when none).
+
+    Returns:
+        True when ``d >= 1`` (an integer never takes this route), the number as written has at
+        least 2 significant digits, ``d < policy_decimals`` and the reference rounds to ``sub``
+        at ``d`` decimals, half away from zero: ``|ref - sub| <= h`` with ``h = 0.5 * 10**-d``
+        (times ``|scale|`` after a conversion), the tie kept on the side away from zero and a
+        float slack of ``rounding.boundary_eps`` (rules/tolerances.toml). The stored reference
+        stands for the exact one: construction rounds it to the policy's decimals
+        (``verifier.construction.typed``), so "3.1" matches 3.07 and "4.6 mEq/L" 4.55, "3.0"
+        and "4.5" do not.
+    """
+    if sub_decimals < 1 or policy_decimals is None or sub_decimals >= policy_decimals:
+        return False
+    if significant_digits(sub / scale if scale else sub, sub_decimals) < 2:
+        return False
+    h = 0.5 * 10.0 ** (-sub_decimals) * abs(scale)
+    slack = min(_rule("quantity")[2] * max(1.0, abs(ref)), 0.1 * h)
+    diff = ref - sub
+    if ref >= 0:
+        return -h - slack <= diff < h - slack
+    return -h + slack < diff <= h + slack
+
+
 def at_own_precision(sub: float, sub_decimals: int | None, ref: float, ref_decimals: int | None,
                      policy: AnswerPolicy, scale: float = 1.0) -> bool:
     """Whether ``sub`` (written with ``sub_decimals`` decimals, then multiplied by
@@ -129,6 +175,8 @@ def at_own_precision(sub: float, sub_decimals: int | None, ref: float, ref_decim
     precision within the policy's tolerance (module docstring, issue 17 kind 10)."""
     if sub_decimals is None or not math.isfinite(sub) or not math.isfinite(ref):
         return False
+    if stated_precision(sub, sub_decimals, ref, policy.decimals, scale):
+        return True
     h_a = 0.5 * 10.0 ** (-sub_decimals) * abs(scale)
     need = ref_decimals if ref_decimals is not None else policy.decimals
     if need is not None and sub_decimals >= need:
