@@ -18,6 +18,14 @@ it stands in). Markers (``_MARKER``):
 - another source named: ``pharmacy``, ``prescription``, ``prescribed``,
   ``order``/``ordered``, ``input record/event/chart``, ``inputevents``.
 
+A parenthetical after the committed value that describes something is an aside too, for dates
+(``committed(..., parenthetical=True)``, ``verifier.match.datetimes``): ``2110-11-30 17:11
+(discharged 2110-12-05)``, ``17:11 (a later transfer on 2110-12-02 went back to the ward)``. It
+must open after a value outside any parenthesis and hold a descriptive word (three or more
+letters, not a month, a clock word or a filler such as ``at``/``on``/``the``); a bare candidate in
+brackets (``2110-11-30 17:11 (2110-12-02 09:00)``, ``(on 2110-12-02)``) stays a candidate, so the
+Answer stays ambiguous, and hedge words count wherever they stand.
+
 When every value lies in an aside (``the eMAR records 11:30; the input record
 shows 11:20``), the first aside is the statement of the answer and only the
 later ones are context. Hedges are not asides: ``or``, ``either``, ``maybe``
@@ -41,6 +49,12 @@ _MARKER = re.compile(
     r")(?!\w)"
 )
 _END = re.compile(r";|\.(?=\s|$)|\n|[()]")
+_WORD = re.compile(r"[A-Za-z]{3,}")
+#: Words that describe no other event: months, clock and date words, fillers around a value.
+_NOT_DESCRIPTIVE = frozenset(
+    "jan january feb february mar march apr april may jun june jul july aug august sep sept september "
+    "oct october nov november dec december a.m p.m utc gmt time date datetime hrs hours the and".split()
+)
 
 
 def aside_spans(text: str) -> list[tuple[int, int]]:
@@ -70,9 +84,46 @@ def aside_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def committed(text: str, toks: Sequence) -> list:
+def parenthetical_spans(text: str, after: int) -> list[tuple[int, int]]:
+    """The ``(start, end)`` spans of top-level parentheticals of ``text`` opening at or after
+    ``after`` (the end of the committed value) that describe something (module docstring).
+
+    Args:
+        text: an Answer; after: an offset into it.
+
+    Returns:
+        Spans from ``(`` to its ``)`` (or the end of the text), in order.
+    """
+    spans: list[tuple[int, int]] = []
+    depth, start = 0, -1
+    for i in range(len(text)):
+        ch = text[i]
+        if ch == "(":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+            if depth == 0 and start >= after:
+                spans.append((start, i + 1))
+    if depth and start >= after:
+        spans.append((start, len(text)))
+    return [(a, b) for a, b in spans
+            if any(w.group().casefold() not in _NOT_DESCRIPTIVE for w in _WORD.finditer(text, a, b))]
+
+
+def _inside_brackets(text: str, pos: int) -> bool:
+    return text.count("(", 0, pos) > text.count(")", 0, pos)
+
+
+def committed(text: str, toks: Sequence, parenthetical: bool = False) -> list:
     """The tokens (``.start`` offsets into ``text``) that state the answer: those outside the
     asides of ``text``; when all lie in asides, those of the first aside holding one.
+
+    Args:
+        text: the Answer; toks: tokens with ``.start`` / ``.end`` offsets, in order.
+        parenthetical: also treat a descriptive parenthetical after the first token outside
+            any parenthesis as an aside (dates: module docstring).
 
     Returns:
         A list of the tokens kept, in their order (empty only when ``toks`` is).
@@ -80,6 +131,10 @@ def committed(text: str, toks: Sequence) -> list:
     if len(toks) < 2:
         return list(toks)
     spans = aside_spans(text)
+    if parenthetical:
+        first = next((t for t in toks if not _inside_brackets(text, t.start)), None)
+        if first is not None:
+            spans = sorted(spans + parenthetical_spans(text, first.end))
     if not spans:
         return list(toks)
 

@@ -8,7 +8,9 @@ The Answer must commit to one date (``verifier.match.commit``): a hedge or
 negation word, or several dates that differ at the reference precision,
 fail with ``WRONG_VALUE`` ("ambiguous answer"). A date in an aside
 (``verifier.match.aside``: ``11:30 (the ICU input record shows 11:20)``,
-``note the pharmacy order was at 09:00``) is context, not a candidate.
+``note the pharmacy order was at 09:00``, a descriptive parenthetical after the committed
+value: ``17:11 (discharged 2110-12-05)``) is context, not a candidate; a bare bracketed
+date (``17:11 (2110-12-02 09:00)``) still is one.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def match_datetime(text: str, ref: DatetimeAnswer) -> MatchResult:
                            submitted=text[:200], why="no date in the Answer")
         sub, prec = dt.datetime(int(m[1]), 1, 1), "year"
     else:
-        toks = committed(text, toks)
+        toks = committed(text, toks, parenthetical=True)
         sub, prec = toks[0].value, toks[0].precision
         if toks[0].end - toks[0].start != len(text):
             word = hedge_word(text)
