@@ -86,6 +86,15 @@ def test_a_null_beside_a_differing_answer_tag_is_no_committed_null(synth_tasks, 
     assert ReasonCode.ANSWERED_NOISE not in _run(noise, both, config).reasons
 
 
+@SETTINGS
+@given(st.from_regex(r"[A-Za-z0-9 .,:/-]{1,30}", fullmatch=True).filter(lambda a: a.strip() and "<" not in a),
+       st.integers(2, 5), st.sampled_from(["", " ", "\n"]))
+def test_identical_repeated_tags_are_one_answer(answer, times, gap) -> None:
+    once = parse(f"<answer>{answer}</answer><reasoning>r</reasoning>")
+    many = parse(gap.join([f"<answer>{answer}</answer>"] * times) + "<reasoning>r</reasoning>")
+    assert many.answers == () and many.answer_text == once.answer_text and many.abstained == once.abstained
+
+
 # ---------------------------------------------------------------- 2. a value at its own precision
 def test_a_value_at_its_own_precision_matches_on_real_quantity_tasks(synth_tasks) -> None:
     tasks = [t for t in synth_tasks if t.condition == "clean" and isinstance(t.reference.answer, QuantityAnswer)
