@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from verifier import VerifyConfig, verify
-from verifier.scoring._agreement import compare, format_agreement, read_episodes
+from verifier.scoring._agreement import format_agreement
+
+from corpus_replay import assert_known_false_accepts, replay
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "episodes" / "synthetic"
 AGREEMENT_FLOOR = 0.995
@@ -26,12 +27,7 @@ TARGET = 0.99
 
 @pytest.fixture(scope="module")
 def agreement(synth_db: Path):
-    episodes = read_episodes(CORPUS)
-    config = VerifyConfig(db_path=str(synth_db))
-    verdicts = [verify(ep.trajectory, ep.task, config) for ep in episodes]
-    a = compare(episodes, verdicts)
-    print("\n" + format_agreement(a))
-    return episodes, a
+    return replay(CORPUS, synth_db)
 
 
 def test_corpus_is_large_and_blind(agreement) -> None:
@@ -52,10 +48,7 @@ KNOWN_FALSE_ACCEPTS: set[str] = set()  # syn2_agent2/Q14 fixed: an aggregate ref
 
 def test_no_false_accept(agreement) -> None:
     """No false accept beyond the known ones, and every known one still is one (remove it when fixed)."""
-    _, a = agreement
-    found = {row[0] for row in a.false_accepts}
-    assert found <= KNOWN_FALSE_ACCEPTS, format_agreement(a)
-    assert found == KNOWN_FALSE_ACCEPTS, f"fixed, remove from KNOWN_FALSE_ACCEPTS: {sorted(KNOWN_FALSE_ACCEPTS - found)}"
+    assert_known_false_accepts(agreement[1], KNOWN_FALSE_ACCEPTS)
 
 
 def test_agreement_with_adjudication(agreement) -> None:

@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from verifier import VerifyConfig, verify
-from verifier.scoring._agreement import compare, format_agreement, read_episodes
+from verifier.scoring._agreement import format_agreement
+
+from corpus_replay import assert_known_false_accepts, replay
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "episodes" / "adversarial_synthetic"
 
@@ -41,12 +42,7 @@ KNOWN_FALSE_REJECTS = {"advsyn_agent1/Q01", "advsyn_agent1/Q07"}
 
 @pytest.fixture(scope="module")
 def agreement(synth_db: Path):
-    episodes = read_episodes(CORPUS)
-    config = VerifyConfig(db_path=str(synth_db))
-    verdicts = [verify(ep.trajectory, ep.task, config) for ep in episodes]
-    a = compare(episodes, verdicts)
-    print("\n" + format_agreement(a))
-    return episodes, a
+    return replay(CORPUS, synth_db)
 
 
 def test_corpus_is_adversarial_and_blind(agreement) -> None:
@@ -58,10 +54,7 @@ def test_corpus_is_adversarial_and_blind(agreement) -> None:
 
 
 def test_no_false_accept_beyond_the_known_holes(agreement) -> None:
-    _, a = agreement
-    found = {row[0] for row in a.false_accepts}
-    assert found <= KNOWN_FALSE_ACCEPTS, format_agreement(a)
-    assert found == KNOWN_FALSE_ACCEPTS, f"fixed, remove from KNOWN_FALSE_ACCEPTS: {sorted(KNOWN_FALSE_ACCEPTS - found)}"
+    assert_known_false_accepts(agreement[1], KNOWN_FALSE_ACCEPTS)
 
 
 def test_false_rejects_are_only_the_citation_rule(agreement) -> None:
