@@ -145,10 +145,14 @@ def _verify_several(task: Task, traj: Trajectory, parsed: ParsedResponse, pd: di
     ref = task.reference
     pd["answers"] = [a[:200] for a in parsed.answers[:8]]
     for i, target in enumerate((ref.answer, *(ref.alternatives or ())), start=0):
-        results = [match_answer(a, target, ref.answer_policy) for a in parsed.answers]
-        if all(r.ok for r in results):
+        res = None
+        for a in parsed.answers:  # stops at the first tag that misses (a hedge costs one or two matches)
+            res = match_answer(a, target, ref.answer_policy)
+            if not res.ok:
+                break
+        if res is not None and res.ok:
             return _verdict(task, traj, False, [], {"parse": pd, "match": {
-                **results[-1].details, **({"tied_alternative": i} if i else {})}})
+                **res.details, **({"tied_alternative": i} if i else {})}})
     why = ambiguous(f"{len(parsed.answers)} answer tags with differing contents")
     return _verdict(task, traj, False, [ReasonCode.WRONG_VALUE], {"parse": pd, "match": {"why": why}})
 
