@@ -165,7 +165,10 @@ def test_a_parenthetical_about_another_event_is_context_on_real_datetime_tasks(s
             v = _run(task, f"<answer>{said} {aside}</answer>")
             assert v.success, (task.task_id, aside, v.details)
         for hedge in (f"{said} ({other:%Y-%m-%d %H:%M})", f"{said} (on {other:%Y-%m-%d})",
-                      f"{said} or {other:%Y-%m-%d %H:%M}", f"{said} (possibly {other:%Y-%m-%d %H:%M})"):
+                      f"{said} or {other:%Y-%m-%d %H:%M}", f"{said} (possibly {other:%Y-%m-%d %H:%M})",
+                      # a review: a parenthetical that corrects or conditions the value is a second candidate
+                      f"{said} (corrected: {other:%Y-%m-%d %H:%M})", f"{said} (revised to {other:%Y-%m-%d %H:%M})",
+                      f"{said} (if the first transfer counts: {other:%Y-%m-%d %H:%M})"):
             v = _run(task, f"<answer>{hedge}</answer>")
             assert not v.success and v.reasons == [ReasonCode.WRONG_VALUE], (task.task_id, hedge, v.details)
         wrong = _run(task, f"<answer>{other:%Y-%m-%d %H:%M} (the stay began {said})</answer>")

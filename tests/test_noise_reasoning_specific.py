@@ -138,6 +138,9 @@ def test_a_hedged_list_of_every_failure_mode_is_not_specific(synth_tasks: list, 
     "The discharge location is NULL [step 1]; the record exists, so it is the value that is missing.",
     "No later admission is recorded [step 1]; the patient may have been admitted elsewhere, which the records cannot show.",
     "Either the drug was never given, or it was charted in another table; neither table holds it [step 1, 2].",
+    # a review: "could not" states an absence, and NULL/empty are the evidence's own words
+    "I could not find a lactate within the 24-hour window [step 1], and the discharge time is not recorded, so NULL.",
+    "The value is NULL and the field is empty in the window, and I could not see any later entry [step 1].",
 ])
 def test_honest_hedges_naming_one_or_two_modes_stay_specific(synth_tasks: list, text: str) -> None:
     for t in _noise(synth_tasks)[:40]:

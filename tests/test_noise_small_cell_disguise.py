@@ -143,6 +143,13 @@ COLLECTIVE_AND_SHORTFALL_NOT = [
     ("The admission of this patient was checked; fewer than five are eligible.", 1),
     ("The eligible admissions are fewer than five; their count is withheld.", 1),
     ("Both eligible stays had the value charted.", 3),
+    # a review: collective words and unit nouns that state no count of units
+    ("The mean cannot be computed because a couple of lab values are missing; fewer than five are eligible.", 3),
+    ("The first couple of results were normal; fewer than five admissions qualify.", 2),
+    ("A trio of units (mg/dL, mmol/L, mEq/L) appears; fewer than five admissions qualify.", 3),
+    ("The eligible patient population is under five.", 1),
+    ("The qualifying admission criteria were applied; fewer than five qualify.", 1),
+    ("The only case in which a mean is reportable is five or more units.", 1),
 ]
 
 

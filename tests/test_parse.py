@@ -66,7 +66,10 @@ def test_null_offering_an_alternative_value_is_a_hedge_not_an_abstention(answer:
 
 
 @pytest.mark.parametrize("answer", ["NULL (fewer than 5 admissions or patients are eligible)", "NULL (or none)",
-                                    "NULL (not recorded in step 2 or step 3)", "NULL (redacted or missing)"])
+                                    "NULL (not recorded in step 2 or step 3)", "NULL (redacted or missing)",
+                                    # a review: an "or" inside the statement of the gap offers no value
+                                    "NULL (no lactate within the first 24 or 48 hours)", "NULL (see steps 3 or 4)",
+                                    "NULL; no ICD-9 or 10 code is billed", "NULL (no admission 22595853 or 22595854 row)"])
 def test_null_with_an_or_that_offers_no_value_abstains(answer: str) -> None:
     assert is_null_answer(answer)
 
@@ -116,3 +119,11 @@ def test_parsed_response_is_frozen() -> None:
     assert isinstance(p, ParsedResponse)
     with pytest.raises(AttributeError):
         p.answer_text = "2"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("echo", ["<answer>...</answer>", "<answer>value or NULL</answer>", "<answer>the answer</answer>",
+                                  "<answer>your answer here</answer>"])
+def test_an_echoed_format_placeholder_is_not_a_second_answer(echo: str) -> None:
+    """A review: an agent that quotes the output format before answering NULL keeps its NULL."""
+    p = parse(f"As instructed, the format is {echo}. <answer>NULL</answer><reasoning>no row [step 1]</reasoning>")
+    assert p.abstained and p.answers == (), p

@@ -96,11 +96,13 @@ _HEDGE_TO_VALUE = re.compile(
     r"(?i)\b(?:actually|probably|but|likely|estimate[ds]?|estimated|maybe|possibly|perhaps|approximately|"
     r"approx|guess|roughly|around|about)\b"
 )
-#: An alternative value offered after NULL ("NULL (or 1, the APR severity)", "NULL; otherwise 2",
-#: "NULL, alternatively: 3.4 mEq/L"): a number right after "or"/"otherwise"/"else"/"alternatively"
-#: hedges between abstaining and a value (a red-team policy's "NULL (or 1, ...)" passed as an
-#: abstention; blind reviewers failed it). "or patients", "or step 3", "or none" offer no value.
-_OR_VALUE = re.compile(r"(?i)\b(?:or|otherwise|else|alternatively)\b[\s,:]*(?:(?:it is|it's|the answer is|about|approximately|~)\s*)?[-+−–]?\d")
+#: An alternative value offered right after NULL ("NULL (or 1, the APR severity)", "NULL; otherwise 2",
+#: "NULL, alternatively: 3.4 mEq/L"): "or"/"otherwise"/"else"/"alternatively" opening the rest of the
+#: Answer, then a number, hedges between abstaining and a value (a red-team policy's "NULL (or 1, ...)"
+#: passed as an abstention; blind reviewers failed it). Only at the opening: "NULL (no lactate within 24
+#: or 48 hours)", "NULL (see steps 3 or 4)" state the gap; "or none", "or patients" offer no value.
+_OR_VALUE = re.compile(r"(?i)^[\s.,;:(\-–—]*(?:or|otherwise|else|alternatively)\b[\s,:]*"
+                       r"(?:(?:it is|it's|the answer is|about|approximately|~)\s*)?[-+−–]?\d")
 # "\s*(?:#\s*)?" rather than "\s*#?\s*": two adjacent \s* made every list item match 2 ways (exponential)
 #: A step citation: "step" or "steps" (not inside a word), an optional "#" / "no." / "number",
 #: then a list of numbers and ranges ("2, 4", "2-4", "2 and 4", "1, step 2", "1 to 18"). Every
@@ -171,7 +173,7 @@ def is_null_answer(answer: str) -> bool:
     if m is None:
         return False
     rest = m[1]
-    return not ((_HEDGE_TO_VALUE.search(rest) and _has_value(rest)) or _OR_VALUE.search(rest))
+    return not ((_HEDGE_TO_VALUE.search(rest) and _has_value(rest)) or _OR_VALUE.match(rest))
 
 
 def _has_value(text: str) -> bool:
@@ -239,6 +241,12 @@ def _tag_body(text: str, low: str, name: str) -> str | None:
     return text[m.end(): close.start() if close else len(text)]
 
 
+#: A tag body that echoes the output format rather than answering ("...", "the answer",
+#: "value or NULL", "your answer here"): an agent quoting the instructions commits to nothing there.
+_PLACEHOLDER = re.compile(r"(?i)^\s*(?:[.…_\-\s]*|(?:(?:the|your|a|final)\s+)*(?:answer|value|result)(?:\s+here)?"
+                          r"(?:\s*(?:or|/)\s*null)?)\s*$")
+
+
 def _tag_answers(text: str, low: str) -> tuple[str, ...]:
     """The distinct non-empty cleaned bodies of every answer tag, in order, when more than
     one distinct body exists (whitespace and case do not distinguish them); else ``()``.
@@ -250,7 +258,7 @@ def _tag_answers(text: str, low: str) -> tuple[str, ...]:
         for m in _TAG_OPEN[name].finditer(low):
             close = _TAG_CLOSE.search(low, m.end())
             body = _clean(text[m.end(): close.start() if close else len(text)])
-            if body:
+            if body and not _PLACEHOLDER.match(body):
                 seen.setdefault(" ".join(body.split()).casefold(), body)
     return tuple(seen.values()) if len(seen) > 1 else ()
 

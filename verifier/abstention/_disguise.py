@@ -64,6 +64,8 @@ class DisguiseRules:
     threshold_words: frozenset[str]
     both: re.Pattern[str]
     singular: re.Pattern[str]
+    collective: re.Pattern[str]       # group "w"
+    collective_values: dict[str, int]
 
 
 #: Words that may stand between a bound's number and its unit noun ("more than 3 and fewer than 5 admissions").
@@ -107,8 +109,12 @@ def rules() -> DisguiseRules:
                              rf"(?P<target>{_alt(dg['threshold_words'])}|{nouns})?\b", re.I),
         threshold_words=frozenset(w.lower() for w in dg["threshold_words"]),
         both=re.compile(rf"\bboth\s+(?:of\s+)?(?:(?:the|these|those|their)\s+)?(?:(?:eligible|qualifying|such)\s+)?(?:{nouns})\b", re.I),
-        singular=re.compile(rf"\b(?:the|this|that)\s+(?:(?:{_alt(dg['singular_markers'])})\s+(?:(?:eligible|qualifying)\s+)?"
-                            rf"|(?:eligible|qualifying)\s+)(?:{_alt(dg['singular_nouns'])})\b(?!s)", re.I),
+        singular=re.compile(rf"\b(?:the|this|that|a)\s+(?:(?:{_alt(dg['singular_markers'])})\s+(?:(?:eligible|qualifying)\s+)?"
+                            rf"|(?:eligible|qualifying)\s+)(?:{_alt(dg['singular_nouns'])})\b(?!s)"
+                            rf"(?!\s+(?:{_alt(dg['modifier_nouns'])})\b)", re.I),
+        collective=re.compile(rf"\b(?P<w>{_alt(list(dg['collective_words']))})\s+of\s+(?:(?:the|these|those|eligible|qualifying|"
+                              rf"distinct|unique|different|separate)\s+)*(?:[\w-]+\s+)?(?:{_alt(dg['collective_nouns'])})\b", re.I),
+        collective_values={k.lower(): int(v) for k, v in dg["collective_words"].items()},
     )
 
 
@@ -183,14 +189,19 @@ def shortfalls(text: str, n: int, given: str) -> list[str]:
 
 
 def definite_counts(text: str, n: int, given: str) -> list[str]:
-    """``n`` stated by "both" before a unit noun (``n == 2``) or by a unit named in the singular as
-    the eligible or only one (``n == 1``); a phrase the question itself holds states nothing."""
+    """``n`` stated by "both" before a unit noun (``n == 2``), by a unit named in the singular as
+    the eligible, only or lone one (``n == 1``; not a unit noun used as a modifier, "the eligible
+    patient population"), or by a collective word before units ("a trio of distinct patients": 3;
+    "a couple of lab values" states no count of units); a phrase the question itself holds
+    states nothing."""
     r = rules()
-    pattern = r.both if n == 2 else r.singular if n == 1 else None
-    if pattern is None:
-        return []
     low_given = given.lower()
-    return [m.group(0).strip() for m in pattern.finditer(text) if m.group(0).lower() not in low_given]
+    found = [m.group(0).strip() for m in r.collective.finditer(text)
+             if r.collective_values[m.group("w").lower()] == n and m.group(0).lower() not in low_given]
+    pattern = r.both if n == 2 else r.singular if n == 1 else None
+    if pattern is not None:
+        found += [m.group(0).strip() for m in pattern.finditer(text) if m.group(0).lower() not in low_given]
+    return found
 
 
 def enumerations(text: str, n: int, given: str) -> list[str]:

@@ -67,6 +67,7 @@ class ReasoningRules:
     #: ``[reasoning.hedged_modes]``: generic failure mode -> patterns, the hedge words, the count that fails
     hedged_modes: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = ()
     hedge: re.Pattern[str] | None = None
+    not_hedge: re.Pattern[str] | None = None
     min_hedged_modes: int = 0
 
 
@@ -100,6 +101,8 @@ def rules() -> ReasoningRules:
                            for k, v in sorted(rs.get("hedged_modes", {}).get("modes", {}).items())),
         hedge=re.compile(rf"\b(?:{'|'.join(re.escape(w) for w in hm['hedge_words'])})\b")
         if (hm := rs.get("hedged_modes", {})).get("hedge_words") else None,
+        not_hedge=re.compile(rf"\b(?:{'|'.join(re.escape(normalise_phrase) for normalise_phrase in hm['not_hedges'])})\b")
+        if (hm := rs.get("hedged_modes", {})).get("not_hedges") else None,
         min_hedged_modes=int(rs.get("hedged_modes", {}).get("min_modes", 0)),
     )
 
@@ -228,7 +231,8 @@ _SENTENCE = re.compile(r"[.;!?\n]+")
 def hedged_modes(reasoning: str) -> list[str]:
     """The generic failure modes (``[reasoning.hedged_modes]``: a missing record, an empty value, a
     contradiction, a time window, an order, a link to the same patient or admission) that
-    ``reasoning`` names in sentences holding a hedge word ("may", "might", "could"...), sorted.
+    ``reasoning`` names in sentences holding a hedge word ("may", "might", "could"...; "could not"
+    is not one), sorted.
     ``min_modes`` of them or more is a template listing every way a question can fail, which
     identifies no requirement (the caller reports ``REASONING_NOT_SPECIFIC``)."""
     r = rules()
@@ -237,6 +241,8 @@ def hedged_modes(reasoning: str) -> list[str]:
     found: set[str] = set()
     for sentence in _SENTENCE.split(reasoning or ""):
         text = normalise(sentence)
+        if r.not_hedge is not None:
+            text = r.not_hedge.sub(" ", text)  # "could not find" states an absence, it hedges nothing
         if r.hedge.search(text):
             found.update(name for name, pats in r.hedged_modes if any(p.search(text) for p in pats))
     return sorted(found)

@@ -22,7 +22,9 @@ A parenthetical after the committed value that describes something is an aside t
 (``committed(..., parenthetical=True)``, ``verifier.match.datetimes``): ``2110-11-30 17:11
 (discharged 2110-12-05)``, ``17:11 (a later transfer on 2110-12-02 went back to the ward)``. It
 must open after a value outside any parenthesis and hold a descriptive word (three or more
-letters, not a month, a clock word or a filler such as ``at``/``on``/``the``); a bare candidate in
+letters, not a month, a clock word or a filler such as ``at``/``on``/``the``) and no word that
+corrects or conditions the value (``corrected``, ``revised``, ``if``, ``or``, ``requested``...:
+``17:11 (corrected: 2110-12-05 09:00)`` is two candidates); a bare candidate in
 brackets (``2110-11-30 17:11 (2110-12-02 09:00)``, ``(on 2110-12-02)``) stays a candidate, so the
 Answer stays ambiguous, and hedge words count wherever they stand.
 
@@ -50,6 +52,10 @@ _MARKER = re.compile(
 )
 _END = re.compile(r";|\.(?=\s|$)|\n|[()]")
 _WORD = re.compile(r"[A-Za-z]{3,}")
+#: A parenthetical that corrects, conditions or offers the value otherwise is part of the Answer,
+#: not context: "(corrected: 2110-12-05 09:00)", "(if the first transfer counts: ...)", "(or ...)".
+_CORRECTS = re.compile(r"(?i)\b(?:correct\w*|revis\w*|updat\w*|amend\w*|instead|request\w*|actually|rather|if|"
+                       r"unless|or|either|alternatively|otherwise|asked|intended|meant)\b")
 #: Words that describe no other event: months, clock and date words, fillers around a value.
 _NOT_DESCRIPTIVE = frozenset(
     "jan january feb february mar march apr april may jun june jul july aug august sep sept september "
@@ -109,7 +115,8 @@ def parenthetical_spans(text: str, after: int) -> list[tuple[int, int]]:
     if depth and start >= after:
         spans.append((start, len(text)))
     return [(a, b) for a, b in spans
-            if any(w.group().casefold() not in _NOT_DESCRIPTIVE for w in _WORD.finditer(text, a, b))]
+            if any(w.group().casefold() not in _NOT_DESCRIPTIVE for w in _WORD.finditer(text, a, b))
+            and not _CORRECTS.search(text, a, b)]
 
 
 def _inside_brackets(text: str, pos: int) -> bool:

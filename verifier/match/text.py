@@ -22,7 +22,7 @@ A leading article is not part of the value (``the Left Radial`` is ``Left Radial
 and ``an`` in any case and ``a`` in lower case are dropped from the start of both sides before
 comparing (an upper-case ``A`` may be the value itself: blood group, grade, hepatitis A; the
 article is kept when nothing follows it). A trailing generic anatomical word (``[text.detail]
-generic_trailing``: ``artery``, ``vein``, ``site``, ``region``, ``area``) may stand on one side
+generic_trailing``: ``site``, ``region``, ``area``; not ``artery``/``vein``, which name the line) may stand on one side
 only when the rest of both sides is equal after normalisation (``Left Radial artery``); never
 through the fuzzy ratio, and two different such words (``vein`` / ``artery``) still differ.
 
@@ -114,7 +114,9 @@ def _opposite_prefix(x: str, y: str, prefixes: tuple) -> bool:
 
 def meaning_differs(a: str, b: str) -> str | None:
     """Why two normalised texts differ in meaning (a sign, a negation, an
-    opposite word or prefix; ``[text.opposites]``), else ``None``."""
+    opposite word or prefix; ``[text.opposites]``; or two different codes of at most two
+    characters in the same place, "O positive" vs "A positive", which the fuzzy ratio scores
+    90), else ``None``."""
     words, markers, prefixes = _opposites()
     ta, tb = Counter(a.split()), Counter(b.split())
     for m in markers:
@@ -125,6 +127,8 @@ def meaning_differs(a: str, b: str) -> str | None:
         for y in only_b:
             if frozenset((x, y)) in words or _opposite_prefix(x, y, prefixes):
                 return f"{x!r} vs {y!r}"
+            if len(x) <= 2 and len(y) <= 2:  # a code letter: blood group "O" vs "A", grade, side "L"/"R"
+                return f"{x!r} vs {y!r} (short codes)"
     return None
 
 
@@ -136,6 +140,12 @@ def drop_article(text: str) -> str:
     module docstring); unchanged when none, or when nothing follows it."""
     m = _ARTICLE.match(text)
     return text[m.end():] if m else text
+
+
+def _same_first_word(a: str, b: str) -> bool:
+    """Both texts open with the same word, case aside ("a positive" / "A positive": the blood group)."""
+    wa, wb = a.split(None, 1), b.split(None, 1)
+    return bool(wa and wb) and wa[0].strip("*_`\"'").casefold() == wb[0].strip("*_`\"'").casefold()
 
 
 @lru_cache(maxsize=1)
@@ -153,7 +163,10 @@ def _generic_extra(a: str, b: str) -> bool:
 @lru_cache(maxsize=65536)
 def text_equivalent(sub: str, ref: str, threshold: float = 90.0) -> tuple[bool, str, float]:
     """Compare two texts; returns ``(match, how, score)`` (cached). Rules: module docstring."""
-    a, b = normalise_text(drop_article(sub)), normalise_text(drop_article(ref))
+    if _same_first_word(sub, ref):  # an article on both sides, or a value that opens with one ("A positive")
+        a, b = normalise_text(sub), normalise_text(ref)
+    else:
+        a, b = normalise_text(drop_article(sub)), normalise_text(drop_article(ref))
     if a == b:
         return True, "normalised equal", 100.0
     if _generic_extra(a, b):
