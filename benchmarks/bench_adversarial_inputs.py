@@ -10,7 +10,8 @@ response of that kind that ``VerifyConfig.limits`` still verifies (found by bise
 beyond it the verdict is ``INPUT_TOO_LARGE``), slowest of 3 runs.
 
 Kinds: a JSON answer nested deeply; unclosed code fences; a 10 MB reasoning; a million numbers in a
-Clean count answer; 10^4 step citations; 10^4 answer tags.
+Clean count answer; 10^4 step citations; 10^4 answer tags; run-on reasonings whose every word is an
+aggregate or a back-reference to the eligible units (the five-unit rule's reading).
 
     python benchmarks/bench_adversarial_inputs.py [--db synth.duckdb] [--scale 1.0]
 
@@ -52,6 +53,10 @@ def _kinds(scale: float) -> dict[str, Callable[[int], str]]:
         "a million numbers": lambda k: "<answer>" + " ".join(str(i) for i in range(n(1_000_000 * k))) + "</answer>",
         "10^4 citations": lambda k: "<answer>NULL</answer><reasoning>" + " ".join(f"[step {i}]" for i in range(n(10_000 * k))) + "</reasoning>",
         "10^4 answer tags": lambda k: "<answer>1</answer>" * n(10_000 * k) + "<reasoning>x</reasoning>",
+        # a blind review's run-on texts for the five-unit rule (no clause break; every word an aggregate
+        # or a back-reference): quadratic before 2026-12-02 (37 s and 8.8 s at the caps)
+        "run-on aggregates": lambda k: "<answer>NULL</answer><reasoning>" + "mean 7 " * n(100_000 * k) + "</reasoning>",
+        "run-on back-references": lambda k: "<answer>NULL</answer><reasoning>" + "them 3 days both of those " * n(30_000 * k) + "</reasoning>",
     }
 
 

@@ -32,6 +32,7 @@ population words and nouns, ``[small_cell.back_reference]``).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -103,6 +104,12 @@ def rules() -> BackReferenceRules:
     )
 
 
+#: How far after a referring word its count or aggregate is read (characters, within its clause): a
+#: clause of honest prose is shorter; a run-on text of thousands of referring words stays linear
+#: (a review timed "both of the both of those ..." at 8.8 s at the cap).
+_REACH = 240
+
+
 def _clause(text: str, pos: int) -> tuple[int, int]:
     start = max(text.rfind(c, 0, pos) for c in ".;\n") + 1
     ends = [i for i in (text.find(c, pos) for c in ".;\n") if i >= 0]
@@ -138,15 +145,39 @@ def _in_a_name(text: str, m: re.Match[str], given: str) -> bool:
     return w is not None and f"{w[1].lower()} {m['num']}" in given
 
 
+class _Anchors:
+    """The population anchors of one text, found once (``_points_at_units`` asks per position):
+    the spans of allowed anchors, and of other populations (another-population words, and counts
+    of other units at or above the threshold that no bound precedes), each sorted by start."""
+
+    def __init__(self, text: str, n: int) -> None:
+        r = rules()
+        self.allowed = [(m.start(), m.end()) for m in r.allowed_anchor.finditer(text)]
+        other = [(m.start(), m.end()) for m in r.other_anchor.finditer(text)]
+        other += [(m.start(), m.end()) for m in r.counted.finditer(text)
+                  if float(m["num"]) >= r.threshold and float(m["num"]) != n and not _bounded(text, m)]
+        self.other = sorted(other)
+        self.allowed_starts = [a for a, _ in self.allowed]
+        self.other_starts = [a for a, _ in self.other]
+
+    @staticmethod
+    def _last_end(spans: list[tuple[int, int]], starts: list[int], lo: int, pos: int) -> int:
+        """The largest end of the spans lying within ``[lo, pos)``, or -1."""
+        best = -1
+        for a, b in spans[bisect_left(starts, lo):bisect_left(starts, pos)]:
+            if b <= pos and b > best:
+                best = b
+        return best
+
+    def points_at_units(self, pos: int) -> bool:
+        lo = max(0, pos - _LOOKBACK)
+        last_allowed = self._last_end(self.allowed, self.allowed_starts, lo, pos)
+        return self._last_end(self.other, self.other_starts, lo, pos) <= last_allowed
+
+
 def _points_at_units(text: str, pos: int, n: int) -> bool:
     """Whether the nearest population named before ``pos`` is the eligible units (module docstring)."""
-    r = rules()
-    lo = max(0, pos - _LOOKBACK)
-    last_allowed = max((m.end() for m in r.allowed_anchor.finditer(text, lo, pos)), default=-1)
-    others = [m.end() for m in r.other_anchor.finditer(text, lo, pos)]
-    others += [m.end() for m in r.counted.finditer(text, lo, pos)
-               if float(m["num"]) >= r.threshold and float(m["num"]) != n and not _bounded(text, m)]
-    return max(others, default=-1) <= last_allowed
+    return _Anchors(text, n).points_at_units(pos)
 
 
 def back_references(text: str, n: int, known: set[float] | frozenset[float], given: str = "") -> list[str]:
@@ -168,24 +199,35 @@ def back_references(text: str, n: int, known: set[float] | frozenset[float], giv
     # the five-unit rule named ("the 5-unit rule", "a minimum of 5") is the allowed statement, not an aggregate
     text = r.rule_named.sub(lambda m: " " * len(m.group()), text)
     found: list[str] = []
+    # anchors and counts found once, then looked up per referring word: a text of thousands of
+    # referring words stays linear (a review timed "them 3 days them 3 days ..." at seconds)
+    anchors = _Anchors(text, n)
+    every = _counts(text, 0, len(text), known, given)
+    starts = [m.start() for m in every]
+
+    def within(a: int, b: int) -> list[re.Match[str]]:
+        return [m for m in every[bisect_left(starts, a):bisect_left(starts, b)] if m.end() <= b]
+
     for ref in r.referring.finditer(text):
         if ref.group().lower() in _DUALS and n != 2:
             continue  # "have both" (two fields), "neither": about the units only when there are two of them
-        if not _points_at_units(text, ref.start(), n):
+        if not anchors.points_at_units(ref.start()):
             continue
         _, end = _clause(text, ref.end())
-        found += [f"{ref.group()} ... {m.group().strip()}" for m in _counts(text, ref.end(), end, known, given)]
+        end = min(end, ref.end() + _REACH)
+        found += [f"{ref.group()} ... {m.group().strip()}" for m in within(ref.end(), end)]
     for m in r.eligible.finditer(text):
         _, end = _clause(text, m.end())
-        found += [f"{m.group()} ... {c.group().strip()}" for c in _counts(text, m.end(), end, known, given)]
-    for m in _counts(text, 0, len(text), known, given):
+        end = min(end, m.end() + _REACH)
+        found += [f"{m.group()} ... {c.group().strip()}" for c in within(m.end(), end)]
+    for m in every:
         if "num" not in m.groupdict():
             continue
         theirs = r.theirs.match(text[m.end():m.end() + 60])
-        if theirs and _points_at_units(text, m.start(), n):
+        if theirs and anchors.points_at_units(m.start()):
             found.append(m.group().strip() + theirs.group().rstrip())
         elif r.composed.match(text, m.end()):
             found.append(m.group().strip() + " ...")
     if n == 2:
-        found += [m.group() for m in r.both.finditer(text) if _points_at_units(text, m.start(), n)]
+        found += [m.group() for m in r.both.finditer(text) if anchors.points_at_units(m.start())]
     return list(dict.fromkeys(found))
