@@ -110,10 +110,11 @@ def rules() -> BackReferenceRules:
 _REACH = 240
 
 
-def _clause(text: str, pos: int) -> tuple[int, int]:
-    start = max(text.rfind(c, 0, pos) for c in ".;\n") + 1
-    ends = [i for i in (text.find(c, pos) for c in ".;\n") if i >= 0]
-    return start, min(ends) if ends else len(text)
+def _clause_end(breaks: list[int], pos: int, length: int) -> int:
+    """The end of the clause holding ``pos``: the first of ``breaks`` (the sorted offsets of
+    ``.``, ``;`` and line breaks in the text) at or after ``pos``, else ``length``."""
+    i = bisect_left(breaks, pos)
+    return breaks[i] if i < len(breaks) else length
 
 
 def _bounded(text: str, m: re.Match[str]) -> bool:
@@ -146,7 +147,7 @@ def _in_a_name(text: str, m: re.Match[str], given: str) -> bool:
 
 
 class _Anchors:
-    """The population anchors of one text, found once (``_points_at_units`` asks per position):
+    """The population anchors of one text, found once (``points_at_units`` asks per position):
     the spans of allowed anchors, and of other populations (another-population words, and counts
     of other units at or above the threshold that no bound precedes), each sorted by start."""
 
@@ -170,14 +171,12 @@ class _Anchors:
         return best
 
     def points_at_units(self, pos: int) -> bool:
+        """Whether the nearest population named before ``pos`` (within ``_LOOKBACK`` characters)
+        is the eligible units (module docstring)."""
         lo = max(0, pos - _LOOKBACK)
         last_allowed = self._last_end(self.allowed, self.allowed_starts, lo, pos)
         return self._last_end(self.other, self.other_starts, lo, pos) <= last_allowed
 
-
-def _points_at_units(text: str, pos: int, n: int) -> bool:
-    """Whether the nearest population named before ``pos`` is the eligible units (module docstring)."""
-    return _Anchors(text, n).points_at_units(pos)
 
 
 def back_references(text: str, n: int, known: set[float] | frozenset[float], given: str = "") -> list[str]:
@@ -202,6 +201,7 @@ def back_references(text: str, n: int, known: set[float] | frozenset[float], giv
     # anchors and counts found once, then looked up per referring word: a text of thousands of
     # referring words stays linear (a review timed "them 3 days them 3 days ..." at seconds)
     anchors = _Anchors(text, n)
+    breaks = [i for i, ch in enumerate(text) if ch in ".;\n"]
     every = _counts(text, 0, len(text), known, given)
     starts = [m.start() for m in every]
 
@@ -213,12 +213,10 @@ def back_references(text: str, n: int, known: set[float] | frozenset[float], giv
             continue  # "have both" (two fields), "neither": about the units only when there are two of them
         if not anchors.points_at_units(ref.start()):
             continue
-        _, end = _clause(text, ref.end())
-        end = min(end, ref.end() + _REACH)
+        end = min(_clause_end(breaks, ref.end(), len(text)), ref.end() + _REACH)
         found += [f"{ref.group()} ... {m.group().strip()}" for m in within(ref.end(), end)]
     for m in r.eligible.finditer(text):
-        _, end = _clause(text, m.end())
-        end = min(end, m.end() + _REACH)
+        end = min(_clause_end(breaks, m.end(), len(text)), m.end() + _REACH)
         found += [f"{m.group()} ... {c.group().strip()}" for c in within(m.end(), end)]
     for m in every:
         if "num" not in m.groupdict():
