@@ -110,11 +110,16 @@ def rules() -> BackReferenceRules:
 _REACH = 240
 
 
-def _clause_end(breaks: list[int], pos: int, length: int) -> int:
-    """The end of the clause holding ``pos``: the first of ``breaks`` (the sorted offsets of
-    ``.``, ``;`` and line breaks in the text) at or after ``pos``, else ``length``."""
-    i = bisect_left(breaks, pos)
-    return breaks[i] if i < len(breaks) else length
+def clause_breaks(text: str) -> list[int]:
+    """The offsets (sorted) of the characters that end a clause in ``text``: ``.``, ``;``, line breaks."""
+    return [i for i, ch in enumerate(text) if ch in ".;\n"]
+
+
+def clause_span(breaks: list[int], start: int, end: int, length: int) -> tuple[int, int]:
+    """The clause holding ``text[start:end]``, by bisection over ``clause_breaks(text)``: from after
+    the last break before ``start`` (or 0) to the first break at or after ``end`` (or ``length``)."""
+    k, e = bisect_left(breaks, start), bisect_left(breaks, end)
+    return (breaks[k - 1] + 1 if k else 0), (breaks[e] if e < len(breaks) else length)
 
 
 def _bounded(text: str, m: re.Match[str]) -> bool:
@@ -201,7 +206,7 @@ def back_references(text: str, n: int, known: set[float] | frozenset[float], giv
     # anchors and counts found once, then looked up per referring word: a text of thousands of
     # referring words stays linear (a review timed "them 3 days them 3 days ..." at seconds)
     anchors = _Anchors(text, n)
-    breaks = [i for i, ch in enumerate(text) if ch in ".;\n"]
+    breaks = clause_breaks(text)
     every = _counts(text, 0, len(text), known, given)
     starts = [m.start() for m in every]
 
@@ -213,10 +218,10 @@ def back_references(text: str, n: int, known: set[float] | frozenset[float], giv
             continue  # "have both" (two fields), "neither": about the units only when there are two of them
         if not anchors.points_at_units(ref.start()):
             continue
-        end = min(_clause_end(breaks, ref.end(), len(text)), ref.end() + _REACH)
+        end = min(clause_span(breaks, ref.end(), ref.end(), len(text))[1], ref.end() + _REACH)
         found += [f"{ref.group()} ... {m.group().strip()}" for m in within(ref.end(), end)]
     for m in r.eligible.finditer(text):
-        end = min(_clause_end(breaks, m.end(), len(text)), m.end() + _REACH)
+        end = min(clause_span(breaks, m.end(), m.end(), len(text))[1], m.end() + _REACH)
         found += [f"{m.group()} ... {c.group().strip()}" for c in within(m.end(), end)]
     for m in every:
         if "num" not in m.groupdict():

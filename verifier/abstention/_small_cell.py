@@ -29,13 +29,12 @@ The rules' words are data in ``rules/noise.toml`` ``[small_cell]``.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from ..contract import Task, load_toml
-from ._back_reference import back_references
+from ._back_reference import back_references, clause_breaks, clause_span
 from ._disguise import definite_counts, enumerations, fractions, normalise_notation, other_population, shortfalls, tight_bounds
 
 
@@ -216,14 +215,12 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
                 found.append(m.group(0).strip())
     # clause bounds by bisection over the breaks, and each clause judged once: a long text without
     # breaks and many aggregate words ("mean 7 mean 7 ...") stays linear (a review timed 28 s at the cap)
-    breaks = [i for i, ch in enumerate(clean) if ch in ".;\n"]
+    breaks = clause_breaks(clean)
     other: dict[tuple[int, int], bool] = {}
     for m in r.aggregate.finditer(clean):
         if float(m.group(1)) in known:
             continue
-        k = bisect_left(breaks, m.start())
-        e = bisect_left(breaks, m.end())
-        span = (breaks[k - 1] + 1 if k else 0, breaks[e] if e < len(breaks) else len(clean))
+        span = clause_span(breaks, m.start(), m.end(), len(clean))
         if span not in other:
             other[span] = other_population(clean[span[0]:span[1]], eligible_units)
         # a count of other units ("total 48 admissions"; the count n itself is caught above), or an
