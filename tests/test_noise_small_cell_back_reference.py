@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from verifier.abstention._back_reference import back_references
 from verifier.abstention._small_cell import check_small_cell, disclosure
 
 QUESTION = "Count the admissions with at least one Lipase (itemid 50956) greater than 600 IU/L."
@@ -34,6 +35,11 @@ IN_WORDS = [
     ("Fewer than five admissions qualify and they span 2 patients.", 4, QUESTION),
     ("Both admissions that qualify are elective.", 2, QUESTION),
     ("Fewer than five admissions qualify, and they belong to the same patient.", 3, READMIT),
+    # a decimal point is not a clause break: the aggregate stays in its referring word's clause even
+    # when another population follows in that clause (missed before 2026-12-02)
+    ("Fewer than five admissions qualify, and their mean lipase is 812.5 IU/L, while 48 admissions had a lipase drawn.",
+     3, QUESTION),
+    ("Fewer than five admissions qualify and they stayed 3.5 days on average, out of 48 admissions screened.", 2, QUESTION),
 ]
 
 #: (text, n, question): "fewer than five" and counts of other populations only.
@@ -90,6 +96,23 @@ def test_any_aggregate_referred_back_to_the_units_is_found(n, k, frame, noun, wo
 def test_a_count_of_the_population_they_are_drawn_from_is_never_a_disclosure(n, other, noun) -> None:
     text = f"The lipase was above 600 IU/L in {other} {noun}; fewer than five of them were admitted as URGENT."
     assert disclosure(text, n, given=QUESTION) == [], text
+
+
+def test_a_later_count_does_not_hide_an_earlier_aggregate() -> None:
+    """Counts and aggregates are looked up by position: a count later in the text ("12 admissions")
+    must not hide an aggregate right after the referring word ("they average 4"), as it did when the
+    lookup bisected an unsorted list (before 2026-12-02)."""
+    text = "Fewer than five admissions qualify; they average 4 over their stay. The table lists 12 admissions overall."
+    assert "they ... average 4" in back_references(text, 3, frozenset({600.0, 50956.0, 5.0}), QUESTION)
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(1, 4), whole=st.integers(1, 999), tenth=st.integers(1, 9), other=st.integers(5, 10_000),
+       frame=st.sampled_from(["their mean lipase is {v} IU/L", "they average {v} days", "their median stay is {v} days"]))
+def test_a_decimal_aggregate_referred_back_is_found_beside_another_population(n, whole, tenth, other, frame) -> None:
+    """Whatever the decimal value, and another population later in the same clause."""
+    text = f"Fewer than five admissions qualify, and {frame.format(v=f'{whole}.{tenth}')}, while {other} admissions were screened."
+    assert disclosure(text, n, given=QUESTION), text
 
 
 def test_applies_through_check_small_cell(synth_tasks: list) -> None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..contract import load_toml
+from ._patterns import alternation as _alt, initials
 
 _LOOKBACK = 300
 _NUM = r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)(?![\w.]\d)"
@@ -55,6 +56,9 @@ class BackReferenceRules:
     eligible: re.Pattern[str]      # "the eligible/qualifying ..."
     theirs: re.Pattern[str]        # right after a counted noun: "of those patients", "among them"
     composed: re.Pattern[str]      # "these belong to fewer than 5 ..." after a count
+    #: prefilters, found once per text (each sound: no candidate they leave out can match the exact check)
+    bound_ends: re.Pattern[str]    # a bound prefix ending right before a digit (``bound_before``)
+    composing: re.Pattern[str]     # where "<referring word|which> <composition verb>" starts (``composed``)
     both: re.Pattern[str]
     #: the five-unit rule itself ("the 5-unit rule", "at least 5"), blanked before matching
     rule_named: re.Pattern[str]
@@ -66,10 +70,6 @@ class BackReferenceRules:
 _DUALS = frozenset({"both", "neither", "either of them", "between them"})
 
 
-def _alt(words: list[str]) -> str:
-    return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
-
-
 @lru_cache(maxsize=1)
 def rules() -> BackReferenceRules:
     """The compiled rules (cached). Raises ``RulesError`` when ``rules/noise.toml`` is malformed."""
@@ -79,28 +79,32 @@ def rules() -> BackReferenceRules:
     pronouns = {"them", "these", "those", "eligible", "qualifying"}
     units = [w for w in sc["unit_nouns"] if w not in pronouns]
     nouns = _alt(units + dg["other_population_nouns"] + br["measure_nouns"])
+    noun_initials = initials(units, dg["other_population_nouns"], br["measure_nouns"])
     t = int(sc["threshold"])
     refer = _alt(br["referring"])
     verbs = _alt(br["composition_verbs"])
     allowed = rf"(?:fewer|less)\s+than\s+{t}\b|under\s+{t}\b|below\s+{t}\b|<\s*{t}\b"
     return BackReferenceRules(
         threshold=t,
-        counted=re.compile(rf"{_NUM}\s+(?:[a-z-]+\s+){{0,2}}?(?:{nouns})\b", re.I),
-        aggregate=re.compile(rf"\b(?:{_alt(sc['aggregate_words'])})\b[^.;\n\d]{{0,40}}?{_NUM}", re.I),
-        same=re.compile(rf"\b(?:belong(?:s|ed)?\s+to|from|of|share[sd]?)\s+(?:the\s+|a\s+)?same\s+(?:{_alt(units)})\b", re.I),
+        counted=re.compile(rf"{_NUM}\s+(?:[a-z-]+\s+){{0,2}}?{noun_initials}(?:{nouns})\b", re.I),
+        aggregate=re.compile(rf"{initials(sc['aggregate_words'])}\b(?:{_alt(sc['aggregate_words'])})\b[^.;\n\d]{{0,40}}?{_NUM}", re.I),
+        same=re.compile(rf"(?=[bBfFoOsS])\b(?:belong(?:s|ed)?\s+to|from|of|share[sd]?)\s+(?:the\s+|a\s+)?same\s+(?:{_alt(units)})\b", re.I),
         bound_before=re.compile(rf"(?:{_alt(sc['bound_prefixes'])})\s*(?:than\s+)?$", re.I),
-        referring=re.compile(rf"\b(?:{refer})\b", re.I),
-        eligible=re.compile(r"\b(?:the|these|those|all|both|each|every)\s+(?:eligible|qualifying|matching)\b", re.I),
-        theirs=re.compile(rf"^\s*(?:of|among|between|from|for|across|in)\s+(?:all\s+)?(?:{refer}|the\s+(?:eligible|qualifying))\b",
+        referring=re.compile(rf"{initials(br['referring'])}\b(?:{refer})\b", re.I),
+        eligible=re.compile(r"(?=[tTaAbBeE])\b(?:the|these|those|all|both|each|every)\s+(?:eligible|qualifying|matching)\b", re.I),
+        theirs=re.compile(rf"\s*(?:of|among|between|from|for|across|in)\s+(?:all\s+)?(?:{refer}|the\s+(?:eligible|qualifying))\b",
                           re.I),
         composed=re.compile(rf"[^.;\n]{{0,60}}?\b(?:{refer}|which)\s+(?:all\s+|both\s+)?(?:{verbs})\b[^.;\n]{{0,30}}?"
                             rf"(?:{allowed}|\beligible\b|\bqualifying\b)", re.I),
+        bound_ends=re.compile(rf"{initials(sc['bound_prefixes'])}(?:{_alt(sc['bound_prefixes'])})\s*(?:than\s+)?(?=\d)", re.I),
+        composing=re.compile(rf"{initials(br['referring'], ['which'])}(?=\b(?:{refer}|which)\s+(?:all\s+|both\s+)?(?:{verbs})\b)", re.I),
         both=re.compile(rf"\bboth\s+(?:of\s+(?:them|these|those)|(?:eligible\s+|qualifying\s+)?(?:{_alt(units)})\b|"
                         rf"(?:{verbs}|are|were|have|had|lack|show|showed)\b)", re.I),
         rule_named=re.compile(rf"\b{t}[\s-]*(?:eligible[\s-]+)?units?[\s-]+(?:rule|threshold|minimum|limit|requirement)\b|"
                               rf"\b(?:at\s+least|a\s+minimum\s+of|minimum\s+of|threshold\s+of|rule\s+of)\s+{t}\b", re.I),
-        allowed_anchor=re.compile(rf"{allowed}|\b(?:{_alt(dg['eligibility_words'])})\b", re.I),
-        other_anchor=re.compile(rf"\b(?:{_alt(dg['other_population_words'])})\b", re.I),
+        allowed_anchor=re.compile(rf"{initials(['fewer', 'less', 'under', 'below', '<'], dg['eligibility_words'])}"
+                                  rf"(?:{allowed}|\b(?:{_alt(dg['eligibility_words'])})\b)", re.I),
+        other_anchor=re.compile(rf"{initials(dg['other_population_words'])}\b(?:{_alt(dg['other_population_words'])})\b", re.I),
     )
 
 
@@ -110,9 +114,15 @@ def rules() -> BackReferenceRules:
 _REACH = 240
 
 
+#: a clause ends at ``;``, a line break, or a full stop; a decimal point ("4.5") is not a full stop
+_BREAK = re.compile(r"[;\n]|(?<!\d)\.|\.(?!\d)")
+
+
 def clause_breaks(text: str) -> list[int]:
-    """The offsets (sorted) of the characters that end a clause in ``text``: ``.``, ``;``, line breaks."""
-    return [i for i, ch in enumerate(text) if ch in ".;\n"]
+    """The offsets (sorted) of the characters that end a clause in ``text``: ``;``, line breaks, and
+    ``.`` except between two digits (a decimal point: "their average stay is 4.5, while ..." is one
+    clause; read as two, the aggregate fell outside its referring word's clause)."""
+    return [m.start() for m in _BREAK.finditer(text)]
 
 
 def clause_span(breaks: list[int], start: int, end: int, length: int) -> tuple[int, int]:
@@ -122,24 +132,42 @@ def clause_span(breaks: list[int], start: int, end: int, length: int) -> tuple[i
     return (breaks[k - 1] + 1 if k else 0), (breaks[e] if e < len(breaks) else length)
 
 
-def _bounded(text: str, m: re.Match[str]) -> bool:
-    """Whether a bound ("fewer than", "more than", "under"...) stands right before the number of ``m``."""
-    return rules().bound_before.search(text, max(0, m.start("num") - 16), m.start("num")) is not None
+class _Bounds:
+    """Where a bound ("fewer than", "more than", "under"...) stands right before a number, read once
+    per text: ``bound_ends`` finds every digit a bound prefix ends at (a match cannot hold a digit, so
+    none hides another ending at the same digit); the exact check (``bound_before`` within 16
+    characters) runs only there."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.digits = {m.end() for m in rules().bound_ends.finditer(text)}
+        self.exact: dict[int, bool] = {}  # digit offset -> the exact check's answer, once per digit
+
+    def before(self, m: re.Match[str]) -> bool:
+        """Whether a bound stands right before the number of ``m`` (a match of ``_NUM``)."""
+        s = m.start("num")
+        if s not in self.digits:
+            return False
+        if s not in self.exact:
+            self.exact[s] = rules().bound_before.search(self.text, max(0, s - 16), s) is not None
+        return self.exact[s]
 
 
-def _counts(text: str, start: int, end: int, known: set[float] | frozenset[float], given: str) -> list[re.Match[str]]:
-    """Counts and aggregates in ``text[start:end]``, except a count phrase the question holds, an
-    aggregate of a number the question states, and a number right after a bound."""
+def _counts(text: str, counted: list[re.Match[str]], bounds: _Bounds, known: set[float] | frozenset[float],
+            given: str) -> list[re.Match[str]]:
+    """Counts and aggregates in ``text`` (``counted``: every match of ``rules().counted`` in it), except
+    a count phrase the question holds, an aggregate of a number the question states, and a number
+    right after a bound; sorted by start."""
     r = rules()
     out = []
-    for pattern in (r.counted, r.aggregate):
-        for m in pattern.finditer(text, start, end):
+    for pattern, found in ((r.counted, counted), (r.aggregate, r.aggregate.finditer(text))):
+        for m in found:
             stated = " ".join(m.group().lower().split()) in given if pattern is r.counted else float(m["num"]) in known
-            if stated or _bounded(text, m) or _in_a_name(text, m, given):
+            if stated or bounds.before(m) or _in_a_name(text, m, given):
                 continue
             out.append(m)
-    out += [m for m in r.same.finditer(text, start, end) if " ".join(m.group().lower().split()) not in given]
-    return out
+    out += [m for m in r.same.finditer(text) if " ".join(m.group().lower().split()) not in given]
+    return sorted(out, key=lambda m: m.start())
 
 
 _WORD_BEFORE = re.compile(r"([\w-]+)\s*$")
@@ -147,6 +175,8 @@ _WORD_BEFORE = re.compile(r"([\w-]+)\s*$")
 
 def _in_a_name(text: str, m: re.Match[str], given: str) -> bool:
     """Whether the number of ``m`` belongs to a name the question holds ("Readi-Cat 2 events")."""
+    if f" {m['num']}" not in given:  # the name "<word> <num>" is not in the question: no search
+        return False
     w = _WORD_BEFORE.search(text, max(0, m.start("num") - 30), m.start("num"))
     return w is not None and f"{w[1].lower()} {m['num']}" in given
 
@@ -156,12 +186,12 @@ class _Anchors:
     the spans of allowed anchors, and of other populations (another-population words, and counts
     of other units at or above the threshold that no bound precedes), each sorted by start."""
 
-    def __init__(self, text: str, n: int) -> None:
+    def __init__(self, text: str, n: int, counted: list[re.Match[str]], bounds: _Bounds) -> None:
         r = rules()
         self.allowed = [(m.start(), m.end()) for m in r.allowed_anchor.finditer(text)]
         other = [(m.start(), m.end()) for m in r.other_anchor.finditer(text)]
-        other += [(m.start(), m.end()) for m in r.counted.finditer(text)
-                  if float(m["num"]) >= r.threshold and float(m["num"]) != n and not _bounded(text, m)]
+        other += [(m.start(), m.end()) for m in counted
+                  if float(m["num"]) >= r.threshold and float(m["num"]) != n and not bounds.before(m)]
         self.other = sorted(other)
         self.allowed_starts = [a for a, _ in self.allowed]
         self.other_starts = [a for a, _ in self.other]
@@ -184,7 +214,18 @@ class _Anchors:
 
 
 
-def back_references(text: str, n: int, known: set[float] | frozenset[float], given: str = "") -> list[str]:
+def _composes(composing: list[int], breaks: list[int], pos: int) -> bool:
+    """Whether ``composed`` can match at ``pos``: a "<referring word|which> <verb>" starts within 60
+    characters after ``pos`` with no clause break before it (``composing``: every such start, sorted)."""
+    k = bisect_left(composing, pos)
+    if k == len(composing) or composing[k] > pos + 60:
+        return False
+    b = bisect_left(breaks, pos)
+    return b == len(breaks) or breaks[b] >= composing[k]
+
+
+def back_references(text: str, n: int, known: set[float] | frozenset[float], given: str = "",
+                    limit: int | None = None) -> list[str]:
     """Counts and aggregates over the ``n`` eligible units stated by referring back to them.
 
     Args:
@@ -194,6 +235,8 @@ def back_references(text: str, n: int, known: set[float] | frozenset[float], giv
         known: numbers the question states (an aggregate of one is not a disclosure).
         given: the question, number words as digits: a count phrase it holds ("1 admission") is not
             a disclosure.
+        limit: stop reading once this many snippets (repeats included) are found (``None``: read
+            all); ``disclosure`` passes what is left of its ``MAX_HITS``.
 
     Returns:
         The disclosing snippets (possibly empty), in order of appearance.
@@ -205,32 +248,55 @@ def back_references(text: str, n: int, known: set[float] | frozenset[float], giv
     found: list[str] = []
     # anchors and counts found once, then looked up per referring word: a text of thousands of
     # referring words stays linear (a review timed "them 3 days them 3 days ..." at seconds)
-    anchors = _Anchors(text, n)
+    counted, bounds = list(r.counted.finditer(text)), _Bounds(text)
+    anchors = _Anchors(text, n, counted, bounds)
     breaks = clause_breaks(text)
-    every = _counts(text, 0, len(text), known, given)
+    every = _counts(text, counted, bounds, known, given)
     starts = [m.start() for m in every]
+    ends = [m.end() for m in every]
+    said = [m.group().strip() for m in every]
+    # (referring phrase, count) pairs, distinct and in order of first appearance; each count's text
+    # is read once, and a pair is written out once (a run-on text repeats the same few pairs)
+    pairs: dict[tuple[str, str], None] = {}
+    hits = 0
+    full = float("inf") if limit is None else limit
 
-    def within(a: int, b: int) -> list[re.Match[str]]:
-        return [m for m in every[bisect_left(starts, a):bisect_left(starts, b)] if m.end() <= b]
+    def pair(word: str, a: int) -> None:
+        nonlocal hits
+        b = min(clause_span(breaks, a, a, len(text))[1], a + _REACH)
+        for k in range(bisect_left(starts, a), bisect_left(starts, b)):
+            if ends[k] <= b:
+                pairs[word, said[k]] = None
+                hits += 1
 
     for ref in r.referring.finditer(text):
+        if hits >= full:
+            break
         if ref.group().lower() in _DUALS and n != 2:
             continue  # "have both" (two fields), "neither": about the units only when there are two of them
-        if not anchors.points_at_units(ref.start()):
-            continue
-        end = min(clause_span(breaks, ref.end(), ref.end(), len(text))[1], ref.end() + _REACH)
-        found += [f"{ref.group()} ... {m.group().strip()}" for m in within(ref.end(), end)]
+        if anchors.points_at_units(ref.start()):
+            pair(ref.group(), ref.end())
     for m in r.eligible.finditer(text):
-        end = min(clause_span(breaks, m.end(), m.end(), len(text))[1], m.end() + _REACH)
-        found += [f"{m.group()} ... {c.group().strip()}" for c in within(m.end(), end)]
-    for m in every:
+        if hits >= full:
+            break
+        pair(m.group(), m.end())
+    found += [f"{word} ... {count}" for word, count in pairs]
+    if hits >= full:
+        return list(dict.fromkeys(found))
+    composing = [m.start() for m in r.composing.finditer(text)]
+    for k, m in enumerate(every):
         if "num" not in m.groupdict():
             continue
-        theirs = r.theirs.match(text[m.end():m.end() + 60])
+        theirs = r.theirs.match(text, m.end(), m.end() + 60)
         if theirs and anchors.points_at_units(m.start()):
-            found.append(m.group().strip() + theirs.group().rstrip())
-        elif r.composed.match(text, m.end()):
-            found.append(m.group().strip() + " ...")
+            found.append(said[k] + theirs.group().rstrip())
+        elif _composes(composing, breaks, m.end()) and r.composed.match(text, m.end()):
+            found.append(said[k] + " ...")
+        else:
+            continue
+        hits += 1
+        if hits >= full:
+            return list(dict.fromkeys(found))
     if n == 2:
         found += [m.group() for m in r.both.finditer(text) if anchors.points_at_units(m.start())]
     return list(dict.fromkeys(found))

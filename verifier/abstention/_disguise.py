@@ -35,10 +35,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..contract import load_toml
+from ._patterns import alternation as _alt, initials
 
 
 @dataclass(frozen=True)
@@ -66,15 +68,14 @@ class DisguiseRules:
     singular: re.Pattern[str]
     collective: re.Pattern[str]       # group "w"
     collective_values: dict[str, int]
+    #: where a unit noun or an eligibility word appears, inside words too (``_Units``' screens)
+    noun_anywhere: re.Pattern[str]
+    eligibility_anywhere: re.Pattern[str]
 
 
 #: Words that may stand between a bound's number and its unit noun ("more than 3 and fewer than 5 admissions").
 _LINK_WORDS = ["eligible", "qualifying", "distinct", "unique", "different", "such", "separate", "individual", "of",
                "the", "and", "or", "fewer", "more", "less", "than", "at", "most", "least", "to"]
-
-
-def _alt(words: list[str]) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
 @lru_cache(maxsize=1)
@@ -89,7 +90,7 @@ def rules() -> DisguiseRules:
     kinds = {p.lower(): k for p, k in dg["bounds"]}
     return DisguiseRules(
         threshold=int(sc["threshold"]),
-        bound=re.compile(rf"(?<![\w<>=≤≥])(?P<phrase>{_alt(list(kinds))})\s*(?P<num>\d+)(?![\w.]\d)", re.I),
+        bound=re.compile(rf"{initials(kinds)}(?<![\w<>=≤≥])(?P<phrase>{_alt(list(kinds))})\s*(?P<num>\d+)(?![\w.]\d)", re.I),
         between=re.compile(r"\bbetween\s+(?P<a>\d+)\s+(?:and|to|-)\s+(?P<b>\d+)\b|(?<![\w.])(?P<c>\d+)\s*(?:-|–|to)\s*(?P<d>\d+)(?![\w.])", re.I),
         kinds=kinds,
         about_units_after=re.compile(rf"^\s*(?:(?:{_alt(_LINK_WORDS)}|\d+)\s+){{0,{window}}}?(?:{nouns})\b", re.I),
@@ -99,22 +100,26 @@ def rules() -> DisguiseRules:
         roman=re.compile(rf"(?<![\w-])(?:(?P<before>[A-Za-z]+)[\s:,-]+)?(?P<r>{_alt(list(dg['roman']))})(?![\w-])"),
         roman_values={k: int(v) for k, v in dg["roman"].items()},
         roman_exempt=frozenset(w.lower() for w in dg["roman_exempt_after"]),
-        ids=re.compile(rf"\b(?:{_alt(dg['id_words'])})\b\s*(?:(?:ids?|numbers?|#|:|=|are|were|is|include|included)\s*)*(?P<list>\d{{4,}}(?:\s*(?:,|and|or|&|;|/)\s*\d{{4,}})*)", re.I),
-        values=re.compile(rf"\b(?:{_alt(dg['value_words'])})\b[^.;\n\d]{{0,20}}?(?P<list>{num}(?:\s*(?:,|and|&|/)\s*{num})+)", re.I),
-        unit_count=re.compile(rf"(?<![\w.])(?P<n>\d+)\s+(?:[a-z-]+\s+){{0,2}}?(?:{nouns}|{_alt(dg.get('other_population_nouns', []))})\b", re.I),
-        other_words=re.compile(rf"\b(?:{_alt(dg['other_population_words'])})\b"
-                               r"|\ball\b(?!\s+(?:of\s+)?(?:them|these|those|the eligible|eligible|qualifying|such|\d))", re.I),
-        shortfall=re.compile(rf"(?<![\w.])(?P<k>\d+)\s+(?:(?:{nouns})\s+)?(?:{_alt(dg['shortfall_words'])})\s+"
+        ids=re.compile(rf"{initials(dg['id_words'])}\b(?:{_alt(dg['id_words'])})\b\s*(?:(?:ids?|numbers?|#|:|=|are|were|is|include|included)\s*)*(?P<list>\d{{4,}}(?:\s*(?:,|and|or|&|;|/)\s*\d{{4,}})*)", re.I),
+        values=re.compile(rf"{initials(dg['value_words'])}\b(?:{_alt(dg['value_words'])})\b[^.;\n\d]{{0,20}}?(?P<list>{num}(?:\s*(?:,|and|&|/)\s*{num})+)", re.I),
+        unit_count=re.compile(rf"(?<![\w.])(?P<n>\d+)\s+(?:[a-z-]+\s+){{0,2}}?"
+                              rf"{initials(sc['unit_nouns'], dg.get('other_population_nouns', []))}(?:{nouns}|{_alt(dg.get('other_population_nouns', []))})\b", re.I),
+        other_words=re.compile(rf"{initials(dg['other_population_words'], ['all'])}(?:\b(?:{_alt(dg['other_population_words'])})\b"
+                               r"|\ball\b(?!\s+(?:of\s+)?(?:them|these|those|the eligible|eligible|qualifying|such|\d)))", re.I),
+        shortfall=re.compile(rf"(?<![\w.])(?P<k>\d+)\s+(?:{initials(sc['unit_nouns'])}(?:{nouns})\s+)?"
+                             rf"{initials(dg['shortfall_words'])}(?:{_alt(dg['shortfall_words'])})\s+"
                              rf"(?:(?:reaching|meeting|making)\s+)?(?:the\s+)?(?:(?P<m>\d+)(?:[\s-]+(?:unit|units))?\s*)?"
                              rf"(?P<target>{_alt(dg['threshold_words'])}|{nouns})?\b", re.I),
         threshold_words=frozenset(w.lower() for w in dg["threshold_words"]),
-        both=re.compile(rf"\bboth\s+(?:of\s+)?(?:(?:the|these|those|their)\s+)?(?:(?:eligible|qualifying|such)\s+)?(?:{nouns})\b", re.I),
-        singular=re.compile(rf"\b(?:the|this|that|a)\s+(?:(?:{_alt(dg['singular_markers'])})\s+(?:(?:eligible|qualifying)\s+)?"
+        both=re.compile(rf"(?=[bB])\bboth\s+(?:of\s+)?(?:(?:the|these|those|their)\s+)?(?:(?:eligible|qualifying|such)\s+)?(?:{nouns})\b", re.I),
+        singular=re.compile(rf"(?=[tTaA])\b(?:the|this|that|a)\s+(?:(?:{_alt(dg['singular_markers'])})\s+(?:(?:eligible|qualifying)\s+)?"
                             rf"|(?:eligible|qualifying)\s+)(?:{_alt(dg['singular_nouns'])})\b(?!s)"
                             rf"(?!\s+(?:{_alt(dg['modifier_nouns'])})\b)", re.I),
-        collective=re.compile(rf"\b(?P<w>{_alt(list(dg['collective_words']))})\s+of\s+(?:(?:the|these|those|eligible|qualifying|"
+        collective=re.compile(rf"{initials(dg['collective_words'])}\b(?P<w>{_alt(list(dg['collective_words']))})\s+of\s+(?:(?:the|these|those|eligible|qualifying|"
                               rf"distinct|unique|different|separate)\s+)*(?:[\w-]+\s+)?(?:{_alt(dg['collective_nouns'])})\b", re.I),
         collective_values={k.lower(): int(v) for k, v in dg["collective_words"].items()},
+        noun_anywhere=re.compile(rf"{initials(sc['unit_nouns'])}(?=(?:{nouns}))", re.I),
+        eligibility_anywhere=re.compile(rf"{initials(dg['eligibility_words'])}(?=(?:{_alt(dg['eligibility_words'])}))", re.I),
     )
 
 
@@ -136,37 +141,74 @@ def normalise_notation(text: str) -> str:
     return re.sub(r"\b(size|count|total|number|n)(\s*[:=]\s*|\s+(?:is|of|was)\s+)I\b", r"\g<1>\g<2>1", text)
 
 
-def _about_units(text: str, start: int, end: int) -> bool:
-    r = rules()
-    clause_start = max(text.rfind(c, 0, start) for c in ".;\n")
-    return bool(r.about_units_after.match(text[end:end + 80])
-                or r.eligibility.search(text[max(clause_start + 1, start - 25):start]))
+_STOPS = re.compile(r"[.;\n]")
 
 
-def tight_bounds(text: str, given: str) -> list[str]:
-    """Bounds on the units tighter than the threshold (rule in the module docstring)."""
+class _Units:
+    """Whether a phrase of one text is about the units: a unit noun within 80 characters after it
+    (``about_units_after``), or an eligibility word in the 25 characters before it in its clause
+    (``eligibility``). Clause stops, unit nouns and eligibility words are found once per text and
+    looked up by bisection; the exact patterns run only where a noun or word is near (a run-on
+    text of bounds, "<3 <3 <3 ...", cost 36 ms at the cap with a search per bound)."""
+
+    def __init__(self, text: str) -> None:
+        r = rules()
+        self.text = text
+        self.stops = [m.start() for m in _STOPS.finditer(text)]  # ".", ";" and line breaks
+        self.nouns = [m.start() for m in r.noun_anywhere.finditer(text)]
+        self.words = [m.start() for m in r.eligibility_anywhere.finditer(text)]
+
+    def about(self, start: int, end: int) -> bool:
+        """Whether ``text[start:end]`` is about the units."""
+        r, text = rules(), self.text
+        k = bisect_left(self.nouns, end)
+        if k < len(self.nouns) and self.nouns[k] < end + 80 and r.about_units_after.match(text[end:end + 80]):
+            return True
+        k = bisect_left(self.stops, start)
+        lo = max((self.stops[k - 1] if k else -1) + 1, start - 25)  # after the last stop before ``start``
+        k = bisect_left(self.words, lo)
+        return k < len(self.words) and self.words[k] < start and r.eligibility.search(text[lo:start]) is not None
+
+
+def _tight(kind: str, n: int, threshold: int) -> bool:
+    """Whether a bound of ``kind`` on ``n`` is tighter than the threshold (module docstring)."""
+    if kind == "upper":
+        return n < threshold
+    if kind == "upper_inclusive":
+        return n < threshold - 1
+    if kind == "lower":
+        return 1 <= n < threshold
+    if kind == "lower_inclusive":
+        return 2 <= n < threshold
+    raise KeyError(kind)
+
+
+def tight_bounds(text: str, given: str, limit: int | None = None) -> list[str]:
+    """Bounds on the units tighter than the threshold (rule in the module docstring), at most
+    ``limit`` of them (``None``: all; ``disclosure`` stops at its ``MAX_HITS``)."""
     r = rules()
-    found = []
+    found: list[str] = []
     low_given = given.lower()
+    units = _Units(text)
     for m in r.bound.finditer(text):
-        n = int(m.group("num"))
-        kind = r.kinds[m.group("phrase").lower()]
-        tight = {"upper": n < r.threshold, "upper_inclusive": n < r.threshold - 1,
-                 "lower": 1 <= n < r.threshold, "lower_inclusive": 2 <= n < r.threshold}[kind]
-        if tight and m.group(0).lower() not in low_given and _about_units(text, m.start(), m.end()):
+        if _tight(r.kinds[m.group("phrase").lower()], int(m.group("num")), r.threshold) \
+                and m.group(0).lower() not in low_given and units.about(m.start(), m.end()):
             found.append(m.group(0).strip())
+            if limit is not None and len(found) >= limit:
+                return found
     for m in r.between.finditer(text):
         a, b = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
-        if int(a) < int(b) < r.threshold + 1 and m.group(0).lower() not in low_given and _about_units(text, m.start(), m.end()):
+        if int(a) < int(b) < r.threshold + 1 and m.group(0).lower() not in low_given and units.about(m.start(), m.end()):
             found.append(m.group(0).strip())
     return found
 
 
 def fractions(text: str, n: int, known: set[float] | frozenset[float]) -> list[str]:
     """``n`` stated as a part of a total ("2 of 40 admissions")."""
+    units = _Units(text)
     return [m.group(0) for m in rules().fraction.finditer(text)
             if int(m.group("n")) == n and float(m.group("m")) > n and float(m.group("m")) not in known - {float(n)}
-            and (rules().noun_soon.match(text[m.end():m.end() + 80]) or _about_units(text, m.start(), m.end()))]
+            and (rules().noun_soon.match(text[m.end():m.end() + 80]) or units.about(m.start(), m.end()))]
 
 
 def shortfalls(text: str, n: int, given: str) -> list[str]:

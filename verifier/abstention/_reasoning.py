@@ -43,6 +43,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from ..contract import UnmetRequirement, load_toml
+from ._patterns import Screened
 from ._small_cell import normalise_numbers
 
 
@@ -60,12 +61,12 @@ class ReasoningRules:
     #: ``[reasoning.scope_references]``: kind (normalised, e.g. "admission") -> raw phrases
     scope_references: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: ``[[reasoning.equivalents]]``: (key-term pattern, accepted statements), on normalised text
-    equivalents: tuple[tuple[re.Pattern[str], tuple[re.Pattern[str], ...]], ...] = ()
+    equivalents: tuple[tuple[re.Pattern[str], tuple[Screened, ...]], ...] = ()
     #: ``[reasoning.specificity]``: concept -> patterns, and the count of foreign concepts that fails
-    concepts: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = ()
+    concepts: tuple[tuple[str, tuple[Screened, ...]], ...] = ()
     max_foreign_concepts: int = 0
     #: ``[reasoning.hedged_modes]``: generic failure mode -> patterns, the hedge words, the count that fails
-    hedged_modes: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = ()
+    hedged_modes: tuple[tuple[str, tuple[Screened, ...]], ...] = ()
     hedge: re.Pattern[str] | None = None
     not_hedge: re.Pattern[str] | None = None
     min_hedged_modes: int = 0
@@ -92,12 +93,12 @@ def rules() -> ReasoningRules:
         stopwords=frozenset(w.lower() for w in rs.get("stopwords", [])),
         synonyms=syn,
         scope_references=tuple((k, tuple(v)) for k, v in sorted(rs.get("scope_references", {}).items())),
-        equivalents=tuple((re.compile(e["term"]), tuple(re.compile(a) for a in e["accept"]))
+        equivalents=tuple((re.compile(e["term"]), tuple(Screened(a) for a in e["accept"]))
                           for e in rs.get("equivalents", [])),
-        concepts=tuple((k, tuple(re.compile(p) for p in v))
+        concepts=tuple((k, tuple(Screened(p) for p in v))
                        for k, v in sorted(rs.get("specificity", {}).get("concepts", {}).items())),
         max_foreign_concepts=int(rs.get("specificity", {}).get("max_foreign_concepts", 0)),
-        hedged_modes=tuple((k, tuple(re.compile(p) for p in v))
+        hedged_modes=tuple((k, tuple(Screened(p) for p in v))
                            for k, v in sorted(rs.get("hedged_modes", {}).get("modes", {}).items())),
         hedge=re.compile(rf"\b(?:{'|'.join(re.escape(w) for w in hm['hedge_words'])})\b")
         if (hm := rs.get("hedged_modes", {})).get("hedge_words") else None,
