@@ -2,8 +2,7 @@
 
 A reward that a single sampled response can stall is a denial of service on training. For each kind
 below, responses are built at several sizes and scored against real tasks of the synthetic hospital
-(Clean count, Clean records and Noise population tasks taken from the committed episode corpus,
-``fixtures/episodes/synthetic``); the baseline is the same task scored with an ordinary response, in
+(taken with their successful episodes from the committed corpus ``fixtures/episodes/synthetic``); the baseline is the same task scored with an ordinary response, in
 the same run. It prints, per kind, the slowest verify() in milliseconds, its ratio to the baseline, and
 the reason codes (``VERIFIER_ERROR`` must never appear); then the same at the caps: the largest
 response of that kind that ``VerifyConfig.limits`` still verifies (found by bisection on its size;
@@ -11,11 +10,13 @@ beyond it the verdict is ``INPUT_TOO_LARGE``), slowest of 3 runs.
 
 Kinds: a JSON answer nested deeply; unclosed code fences; a 10 MB reasoning; a million numbers in a
 Clean count answer; 10^4 step citations; 10^4 answer tags; run-on reasonings whose every word is an
-aggregate or a back-reference to the eligible units (the five-unit rule's reading).
+aggregate or a back-reference to the eligible units, or an allowed statement about them (the
+five-unit rule's reading). Each kind runs on a Clean count, a Clean records, a Noise and a
+population Noise task with two eligible units ("small cell", where the five-unit rule applies).
 
-    python benchmarks/bench_adversarial_inputs.py [--db synth.duckdb] [--scale 1.0]
+    python benchmarks/bench_adversarial_inputs.py [--db synth.duckdb] [--scale 1.0] [--kind NAME ...]
 
-``--scale`` multiplies every size (0.1 for a quick look).
+``--scale`` multiplies every size (0.1 for a quick look); ``--kind`` keeps only the named kinds.
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ def _kinds(scale: float) -> dict[str, Callable[[int], str]]:
         # or a back-reference): quadratic before 2026-12-02 (37 s and 8.8 s at the caps)
         "run-on aggregates": lambda k: "<answer>NULL</answer><reasoning>" + "mean 7 " * n(100_000 * k) + "</reasoning>",
         "run-on back-references": lambda k: "<answer>NULL</answer><reasoning>" + "them 3 days both of those " * n(30_000 * k) + "</reasoning>",
+        # the same reading on a run-on text that discloses nothing (every count bounded, every
+        # reference to the units): no early stop, every pass reads the whole text
+        "run-on allowed statements": lambda k: "<answer>NULL</answer><reasoning>" + "all of them are under 5 patients " * n(30_000 * k) + "</reasoning>",
+        # the densest bounds: one every three characters, each tight for the small cell's two units
+        "run-on bounds": lambda k: "<answer>NULL</answer><reasoning>" + "<3 " * n(300_000 * k) + "</reasoning>",
     }
 
 
@@ -89,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", type=Path, help="built synthetic hospital (default: build one in a temporary folder)")
     ap.add_argument("--scale", type=float, default=1.0, help="multiplies every input size")
+    ap.add_argument("--kind", action="append", help="only this kind of input (repeatable; default: every kind)")
     a = ap.parse_args(argv)
     episodes = read_episodes(CORPUS)
     picks: dict[str, tuple[Task, Trajectory]] = {}
@@ -97,10 +104,17 @@ def main(argv: list[str] | None = None) -> int:
         kind = ep.task.condition if ep.task.condition == "noise" else (ref.answer.type if ref.answer else "")
         if kind in ("count", "records", "noise") and kind not in picks and ep.outcome == "success":
             picks[kind] = (ep.task, ep.trajectory)
+        # a population Noise task with two eligible units: the five-unit rule's reading runs in full
+        # (every pass, "both" included), so the run-on kinds measure it at the caps
+        if (kind == "noise" and ep.task.scope == "population" and ref.eligible_units == 2
+                and "small cell" not in picks and ep.outcome == "success"):
+            picks["small cell"] = (ep.task, ep.trajectory)
     with tempfile.TemporaryDirectory() as tmp:
         config = VerifyConfig(db_path=str(a.db or _synthetic_db(Path(tmp))))
         print(f"{'kind':<22} {'task':<8} {'size':>10} {'slowest ms':>11} {'baseline ms':>12} {'ratio':>8}  reasons")
         for name, make in _kinds(a.scale).items():
+            if a.kind and name not in a.kind:
+                continue
             for kind, (task, traj) in sorted(picks.items()):
                 base_ms = min(_time(traj, task, config)[0] for _ in range(3))  # warm: connections, caches
                 worst = (0.0, 0, [])

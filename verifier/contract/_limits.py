@@ -41,6 +41,10 @@ class InputLimits(BaseModel):
     final responses under 1,500 characters, Answers under 200, at most 4 steps, outputs under
     5,000 characters; the environment allows 20 tool calls and shows 8,000 characters per
     output) and low enough that ``verify()`` at the cap takes at most ~50 ms.
+    ``max_response_chars`` was 24,000 until 2026-12-02 and is 12,000 since: the five-unit rule
+    reads a population Noise response in about twenty linear passes, and run-on Reasonings at
+    24,000 characters took 45-75 ms (``bench_adversarial_inputs.py``). The 650 LLM-agent
+    episodes played so far (honest and red-team) wrote at most 1,489 characters, an eighth of it.
 
     Attributes:
         max_response_chars: characters of ``Trajectory.final_response``.
@@ -63,7 +67,7 @@ class InputLimits(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    max_response_chars: int = Field(default=24_000, ge=1)
+    max_response_chars: int = Field(default=12_000, ge=1)
     max_answer_chars: int = Field(default=16_000, ge=1)
     max_scalar_answer_chars: int = Field(default=2_000, ge=1)
     max_json_depth: int = Field(default=32, ge=1, le=200)
