@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier import verify
+from verifier import VerifyConfig, verify
 from verifier.contract import (
     CountAnswer,
     InputLimits,
@@ -114,3 +114,57 @@ def test_fuzz_verify_never_verifier_error(body: str, wrap: int, which: int) -> N
 
 
 _CLEAN_TASKS = _clean_tasks()
+
+
+# --- a blind review (2026-12-02) of the five-unit rule's speed-ups, each written from its description
+
+def test_compatibility_characters_count_expanded_against_the_response_cap() -> None:
+    """One character can expand to 18 under NFKC ("\\ufdfa"), and the five-unit rule reads the
+    expansion: 12,000 of them were 216,000 characters to read, 130-180 ms per verify()."""
+    limits = InputLimits()
+    text = "<answer>NULL</answer><reasoning>" + "\ufdfa" * (limits.max_response_chars - 50) + "</reasoning>"
+    assert len(text) <= limits.max_response_chars
+    over = limits.check_trajectory(Trajectory(trajectory_id="t", task_id="T", final_response=text))
+    assert over is not None and over["cap"] == "max_response_chars" and over["size"] > limits.max_response_chars
+    # superscripts and accents in an ordinary response stay far under it
+    ok = "<answer>NULL</answer><reasoning>No eligible admission had a value ≥ 10³ mmol/L; café.</reasoning>"
+    assert limits.check_trajectory(Trajectory(trajectory_id="t", task_id="T", final_response=ok)) is None
+
+
+def test_numbers_beyond_the_float_range_and_int_digit_limit_are_read() -> None:
+    """``10.0 ** 400`` raised OverflowError and int() refuses more than 4,300 digits: both were a
+    VERIFIER_ERROR in the number extraction and the five-unit rule's bounds."""
+    from verifier.abstention._small_cell import disclosure
+    from verifier.match.extract import extract_count, extract_numbers
+
+    assert [t.value for t in extract_numbers("1 x 10^400 and -2 x 10^400, 3 x 10^-400")] == [float("inf"), float("-inf"), 0.0]
+    assert extract_count("9" * 5000) is None
+    big = "9" * 4400
+    text = f"NULL. Fewer than 5 admissions qualify; none had more than {big} days, between 2 and {big}, {big} short of {big} patients."
+    assert isinstance(disclosure(text, 2, "How many admissions had X?"), list)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None)
+@given(body=st.lists(st.one_of(
+    st.sampled_from(["fewer than", "<", "under", "between", "and", "of", "patients", "admissions", "mean", "them",
+                     "both", "short of", "the eligible", ".", ";", "\n", "[step 1]", "x 10^", "mg tablet", "%"]),
+    st.integers(0, 10**6).map(str), st.sampled_from(["9" * 4400, "\u0668", "\u0968\u0966", "\u00b2", "\u2473", "\ufdfa"])),
+    max_size=30).map(" ".join))
+def test_fuzz_population_noise_never_verifier_error(body: str, population_tasks: list) -> None:
+    """Arbitrary Reasonings on population Noise tasks with 1-4 eligible units (the five-unit rule
+    reads them in full): a verdict, never VERIFIER_ERROR."""
+    for task, db in population_tasks:
+        traj = Trajectory(trajectory_id="t", task_id=task.task_id, final_response=f"<answer>NULL</answer><reasoning>{body}</reasoning>")
+        v = verify(traj, task, VerifyConfig(db_path=str(db)))
+        assert ReasonCode.VERIFIER_ERROR not in v.reasons, v.details
+
+
+@pytest.fixture(scope="module")
+def population_tasks(synth_tasks: list, synth_db) -> list:
+    picked = {}
+    for t in synth_tasks:
+        if t.condition == "noise" and t.scope == "population" and t.reference.eligible_units in (1, 2, 3, 4):
+            picked.setdefault(t.reference.eligible_units, (t, synth_db))
+    assert picked
+    return list(picked.values())

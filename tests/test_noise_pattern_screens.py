@@ -109,3 +109,29 @@ def test_a_run_on_disclosing_text_lists_at_most_max_hits() -> None:
     found = disclosure(text, 2, "How many patients had diagnosis 42983?")
     assert found and len(found) <= MAX_HITS
     assert any("mean is 7" in s for s in found)
+
+
+def _points_at_units_plain(text: str, n: int, pos: int) -> bool:
+    """``_Anchors.points_at_units`` as a scan of the lookback window (the code before 2026-12-02)."""
+    r = br.rules()
+    bounds = br._Bounds(text)
+    allowed = [(m.start(), m.end()) for m in r.allowed_anchor.finditer(text)]
+    other = [(m.start(), m.end()) for m in r.other_anchor.finditer(text)]
+    other += [(m.start(), m.end()) for m in r.counted.finditer(text)
+              if float(m["num"]) >= r.threshold and float(m["num"]) != n and not bounds.before(m)]
+    lo = max(0, pos - br._LOOKBACK)
+
+    def last(spans: list[tuple[int, int]]) -> int:
+        return max((b for a, b in spans if lo <= a < pos and b <= pos), default=-1)
+
+    return last(other) <= last(allowed)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TEXTS, n=st.integers(1, 4))
+def test_the_anchor_lookup_equals_a_scan(text: str, n: int) -> None:
+    r = br.rules()
+    counted = list(r.counted.finditer(text))
+    anchors = br._Anchors(text, n, counted, br._Bounds(text))
+    for pos in range(0, len(text) + 1, 3):
+        assert anchors.points_at_units(pos) == _points_at_units_plain(text, n, pos), (text, pos)

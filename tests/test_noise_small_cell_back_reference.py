@@ -40,6 +40,10 @@ IN_WORDS = [
     ("Fewer than five admissions qualify, and their mean lipase is 812.5 IU/L, while 48 admissions had a lipase drawn.",
      3, QUESTION),
     ("Fewer than five admissions qualify and they stayed 3.5 days on average, out of 48 admissions screened.", 2, QUESTION),
+    # an aggregate before another population's value in the same sentence (a review of 2026-12-02:
+    # missed while a decimal point did not end a clause)
+    ("The mean lipase was 812.2 IU/L vs 401.1 IU/L across the whole hospital.", 2, QUESTION),
+    ("The median length of stay was 6.5 days, compared with 4.2 days in the entire database.", 3, QUESTION),
 ]
 
 #: (text, n, question): "fewer than five" and counts of other populations only.
@@ -61,6 +65,15 @@ NOT_IN_WORDS = [
     ("Fewer than five admissions qualify, so their median is withheld: the rule needs at least five.", 2, QUESTION),
     ("Fewer than five admissions qualify; their average cannot be given under the 5 unit threshold.", 1, QUESTION),
     ("Neither the count nor the mean is given: fewer than five admissions qualify.", 3, QUESTION),
+    # a criterion's decimal ends the referring word's clause: the population counted after it is
+    # not theirs (a review of 2026-12-02: flagged while a decimal point did not end a clause)
+    ("Fewer than 5 admissions qualify. They cannot be reported: a lipase of at least 600.5 IU/L leaves fewer than 5 "
+     "of the 312 admissions with a lipase test.", 2, QUESTION),
+    ("Too few admissions qualify, and they are excluded from reporting because a lipase above 600.5 was seen in 17 "
+     "admissions hospital-wide but only fewer than 5 meet all criteria.", 1, QUESTION),
+    # a drug strength in other scripts' digits is a strength, as in ASCII digits
+    ("Fewer than 5 admissions qualify, so the rate after the ondansetron \u0668 mg tablet cannot be reported.", 2, QUESTION),
+    ("Fewer than 5 admissions qualify; the maximum order was potassium chloride \u0968\u0966 mEq tablet.", 3, QUESTION),
 ]
 
 

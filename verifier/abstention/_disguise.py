@@ -147,31 +147,51 @@ _STOPS = re.compile(r"[.;\n]")
 class _Units:
     """Whether a phrase of one text is about the units: a unit noun within 80 characters after it
     (``about_units_after``), or an eligibility word in the 25 characters before it in its clause
-    (``eligibility``). Clause stops, unit nouns and eligibility words are found once per text and
-    looked up by bisection; the exact patterns run only where a noun or word is near (a run-on
-    text of bounds, "<3 <3 <3 ...", cost 36 ms at the cap with a search per bound)."""
+    (``eligibility``). Clause stops, unit nouns and eligibility words are found once per text, at
+    the first question, and looked up by bisection; the exact patterns run only where a noun or
+    word is near (a run-on text of bounds, "<3 <3 <3 ...", cost 36 ms at the cap with a search per
+    bound)."""
 
     def __init__(self, text: str) -> None:
-        r = rules()
         self.text = text
-        self.stops = [m.start() for m in _STOPS.finditer(text)]  # ".", ";" and line breaks
+        self.stops: list[int] | None = None  # ".", ";" and line breaks; None: not read yet
+        self.nouns: list[int] = []
+        self.words: list[int] = []
+
+    def _read(self) -> None:
+        r, text = rules(), self.text
+        self.stops = [m.start() for m in _STOPS.finditer(text)]
         self.nouns = [m.start() for m in r.noun_anywhere.finditer(text)]
         self.words = [m.start() for m in r.eligibility_anywhere.finditer(text)]
 
     def about(self, start: int, end: int) -> bool:
         """Whether ``text[start:end]`` is about the units."""
-        r, text = rules(), self.text
+        if self.stops is None:
+            self._read()
+        r, text, stops = rules(), self.text, self.stops
         k = bisect_left(self.nouns, end)
         if k < len(self.nouns) and self.nouns[k] < end + 80 and r.about_units_after.match(text[end:end + 80]):
             return True
-        k = bisect_left(self.stops, start)
-        lo = max((self.stops[k - 1] if k else -1) + 1, start - 25)  # after the last stop before ``start``
+        k = bisect_left(stops, start)
+        lo = max((stops[k - 1] if k else -1) + 1, start - 25)  # after the last stop before ``start``
         k = bisect_left(self.words, lo)
         return k < len(self.words) and self.words[k] < start and r.eligibility.search(text[lo:start]) is not None
 
 
-def _tight(kind: str, n: int, threshold: int) -> bool:
+#: digits of a whole number read as a count or a bound; a longer one is none (Python's int() also
+#: refuses strings of more than 4,300 digits, which was a ``VERIFIER_ERROR``)
+_MAX_DIGITS = 30
+
+
+def _whole(digits: str) -> int | None:
+    """``int(digits)``, or ``None`` beyond ``_MAX_DIGITS`` digits (no count, bound or total)."""
+    return int(digits) if len(digits) <= _MAX_DIGITS else None
+
+
+def _tight(kind: str, n: int | None, threshold: int) -> bool:
     """Whether a bound of ``kind`` on ``n`` is tighter than the threshold (module docstring)."""
+    if n is None:
+        return False
     if kind == "upper":
         return n < threshold
     if kind == "upper_inclusive":
@@ -191,14 +211,15 @@ def tight_bounds(text: str, given: str, limit: int | None = None) -> list[str]:
     low_given = given.lower()
     units = _Units(text)
     for m in r.bound.finditer(text):
-        if _tight(r.kinds[m.group("phrase").lower()], int(m.group("num")), r.threshold) \
+        if _tight(r.kinds[m.group("phrase").lower()], _whole(m.group("num")), r.threshold) \
                 and m.group(0).lower() not in low_given and units.about(m.start(), m.end()):
             found.append(m.group(0).strip())
             if limit is not None and len(found) >= limit:
                 return found
     for m in r.between.finditer(text):
         a, b = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
-        if int(a) < int(b) < r.threshold + 1 and m.group(0).lower() not in low_given and units.about(m.start(), m.end()):
+        a, b = _whole(a), _whole(b)
+        if a is not None and b is not None and a < b < r.threshold + 1 and m.group(0).lower() not in low_given and units.about(m.start(), m.end()):
             found.append(m.group(0).strip())
     return found
 
@@ -207,7 +228,7 @@ def fractions(text: str, n: int, known: set[float] | frozenset[float]) -> list[s
     """``n`` stated as a part of a total ("2 of 40 admissions")."""
     units = _Units(text)
     return [m.group(0) for m in rules().fraction.finditer(text)
-            if int(m.group("n")) == n and float(m.group("m")) > n and float(m.group("m")) not in known - {float(n)}
+            if _whole(m.group("n")) == n and float(m.group("m")) > n and float(m.group("m")) not in known - {float(n)}
             and (rules().noun_soon.match(text[m.end():m.end() + 80]) or units.about(m.start(), m.end()))]
 
 
@@ -222,10 +243,11 @@ def shortfalls(text: str, n: int, given: str) -> list[str]:
     for m in r.shortfall.finditer(text):
         target = (m.group("target") or "").lower()
         if m.group("m") is not None:
-            total = int(m.group("m")) if target else None
+            total = _whole(m.group("m")) if target else None
         else:
             total = r.threshold if target in r.threshold_words else None
-        if total is not None and total - int(m.group("k")) == n and m.group(0).lower().strip() not in low_given:
+        k = _whole(m.group("k"))
+        if total is not None and k is not None and total - k == n and m.group(0).lower().strip() not in low_given:
             found.append(m.group(0).strip())
     return found
 

@@ -42,7 +42,7 @@ def initials(*groups: Iterable[str], digits: bool = False) -> str:
 
     Args:
         groups: word lists (``str``).
-        digits: also allow a digit first.
+        digits: also allow a digit first (``\d``: any Unicode decimal digit, "٨", "२").
 
     Returns:
         ``(?=[...])``, or ``""`` when no word is given and ``digits`` is False (nothing to narrow).
@@ -58,7 +58,7 @@ def initials(*groups: Iterable[str], digits: bool = False) -> str:
             for c in (w[0], w[0].lower(), w[0].upper()):
                 chars[re.escape(c)] = None
     if digits:
-        chars["0-9"] = None
+        chars[r"\d"] = None  # any Unicode digit, as ``\d`` itself (not only 0-9)
     return "(?=[" + "".join(chars) + "])" if chars else ""
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import operator
 import re
+import unicodedata
 from itertools import accumulate, chain, islice
 from typing import Any
 
@@ -47,7 +48,9 @@ class InputLimits(BaseModel):
     episodes played so far (honest and red-team) wrote at most 1,489 characters, an eighth of it.
 
     Attributes:
-        max_response_chars: characters of ``Trajectory.final_response``.
+        max_response_chars: characters of ``Trajectory.final_response``, and of it with
+            compatibility characters expanded (its NFKD form: the five-unit rule reads "²" as "2",
+            and one character, "\ufdfa", expands to 18).
         max_answer_chars: characters of the parsed Answer (Noise tasks, and Clean list and
             records answers).
         max_scalar_answer_chars: characters of the parsed Answer when the Clean reference is
@@ -91,6 +94,14 @@ class InputLimits(BaseModel):
         if len(text) > self.max_response_chars:
             return _over("max_response_chars", self.max_response_chars, len(text), "final_response",
                          "characters in the final response")
+        if not text.isascii():
+            # the five-unit rule reads compatibility characters expanded (NFKC, one by one: "²" as
+            # "2"); one character can become 18 ("\ufdfa"), so the cap holds for the expansion
+            # too. NFKD's length bounds it from above and is measured at C speed.
+            expanded = len(unicodedata.normalize("NFKD", text))
+            if expanded > self.max_response_chars:
+                return _over("max_response_chars", self.max_response_chars, expanded, "final_response",
+                             "characters in the final response with compatibility characters expanded (NFKD)")
         if text.count("[") + text.count("{") > self.max_json_depth:  # else the depth cannot exceed it
             depth = nesting_depth(text)
             if depth > self.max_json_depth:

@@ -101,6 +101,8 @@ _WORD_NUMBERS = {
         "sixteen seventeen eighteen nineteen twenty".split()
     )
 }
+#: digits (and commas) of a count read as one: no count has more, and int() refuses over 4,300 digits
+_MAX_COUNT_CHARS = 64
 _COUNT_FAST = re.compile(r"^\s*(\d{1,3}(?:,\d{3})+|\d+)(?:\s+[A-Za-z][A-Za-z ]*)?\.?\s*$")
 _COUNT_WORD = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
 _MD_EMPH = re.compile(r"(\*\*|__|`+)")
@@ -279,7 +281,7 @@ def extract_numbers(text: str, *, skip_dates: bool = True) -> list[NumberToken]:
     for m in NUMBER_RE.finditer(text):
         value, decimals = _to_float(m[1])
         if m[2]:
-            value *= 10.0 ** int(m[2])
+            value = _times_power_of_ten(value, m[2])
         out.append(NumberToken(value, decimals, bool(m[3]), m.start(), m.end()))
     return out
 
@@ -345,13 +347,29 @@ def extract_quantities(text: str) -> list[QuantityToken]:
     return list(_quantities_cached(text))
 
 
+def _times_power_of_ten(value: float, exponent: str) -> float:
+    """``value × 10^exponent`` ("1.2 × 10^3"), for an exponent of any length: beyond the float range
+    it is ±inf or 0.0 (``10.0 ** 400`` raised OverflowError, and ``int()`` refuses more than 4,300
+    digits; both were a ``VERIFIER_ERROR``)."""
+    digits = exponent.lstrip("+-")
+    if len(digits) <= 3:
+        try:
+            return value * 10.0 ** int(exponent)
+        except OverflowError:
+            pass
+    if value == 0.0:
+        return 0.0
+    negative = exponent.startswith("-") and digits.strip("0") != ""
+    return 0.0 if negative else math.copysign(math.inf, value)
+
+
 def extract_count(text: str) -> int | None:
     """The first integer in ``text`` (digits or a number word up to twenty), else ``None``.
 
     A non-integral first number returns ``None`` (a count must be whole).
     """
     m = _COUNT_FAST.match(text)
-    if m is not None:  # fast path: "12", "1,204 patients"
+    if m is not None and len(m[1]) <= _MAX_COUNT_CHARS:  # fast path: "12", "1,204 patients"
         return int(m[1].replace(",", ""))
     nums = extract_numbers(text)
     if nums:
