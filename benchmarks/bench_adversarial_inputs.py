@@ -61,6 +61,8 @@ def _kinds(scale: float) -> dict[str, Callable[[int], str]]:
         # the same reading on a run-on text that discloses nothing (every count bounded, every
         # reference to the units): no early stop, every pass reads the whole text
         "run-on allowed statements": lambda k: "<answer>NULL</answer><reasoning>" + "all of them are under 5 patients " * n(30_000 * k) + "</reasoning>",
+        # a review's densest mix: a referring word before six bounds (anchors every two characters)
+        "run-on references to bounds": lambda k: "<answer>NULL</answer><reasoning>" + "them <5<5<5<5<5<5 " * n(50_000 * k) + "</reasoning>",
         # the densest bounds: one every three characters, each tight for the small cell's two units
         "run-on bounds": lambda k: "<answer>NULL</answer><reasoning>" + "<3 " * n(300_000 * k) + "</reasoning>",
     }
