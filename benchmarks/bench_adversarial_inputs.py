@@ -61,6 +61,10 @@ def _kinds(scale: float) -> dict[str, Callable[[int], str]]:
         # the same reading on a run-on text that discloses nothing (every count bounded, every
         # reference to the units): no early stop, every pass reads the whole text
         "run-on allowed statements": lambda k: "<answer>NULL</answer><reasoning>" + "all of them are under 5 patients " * n(30_000 * k) + "</reasoning>",
+        # a second review's: combining marks in falling class order (NFKD of the whole text sorts them,
+        # quadratically), and one long exponent (a context pattern rescanned the digit run per start)
+        "combining marks": lambda k: "<answer>NULL</answer><reasoning>a" + "\u0301" * n(100_000 * k) + "\u0316" * n(100_000 * k) + "</reasoning>",
+        "a long exponent": lambda k: "<answer>5 x 10^-" + "9" * n(100_000 * k) + "</answer><reasoning>x</reasoning>",
         # a review's densest mix: a referring word before six bounds (anchors every two characters)
         "run-on references to bounds": lambda k: "<answer>NULL</answer><reasoning>" + "them <5<5<5<5<5<5 " * n(50_000 * k) + "</reasoning>",
         # the densest bounds: one every three characters, each tight for the small cell's two units

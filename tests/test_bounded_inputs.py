@@ -126,6 +126,13 @@ def test_compatibility_characters_count_expanded_against_the_response_cap() -> N
     assert len(text) <= limits.max_response_chars
     over = limits.check_trajectory(Trajectory(trajectory_id="t", task_id="T", final_response=text))
     assert over is not None and over["cap"] == "max_response_chars" and over["size"] > limits.max_response_chars
+    # what NFKC does not grow is not counted (a second review: NFKD split Hangul, x2.1, and refused a
+    # correct Korean response of 6,551 characters); nor are combining marks reordered
+    korean = "<answer>12</answer><reasoning>" + "입원 환자 기록을 확인했습니다. " * 400 + "</reasoning>"
+    assert 6_000 < len(korean) <= limits.max_response_chars
+    assert limits.check_trajectory(Trajectory(trajectory_id="t", task_id="T", final_response=korean)) is None
+    marks = "<answer>12</answer><reasoning>a" + "\u0301" * 5900 + "\u0316" * 5900 + "</reasoning>"
+    assert limits.check_trajectory(Trajectory(trajectory_id="t", task_id="T", final_response=marks)) is None
     # superscripts and accents in an ordinary response stay far under it
     ok = "<answer>NULL</answer><reasoning>No eligible admission had a value ≥ 10³ mmol/L; café.</reasoning>"
     assert limits.check_trajectory(Trajectory(trajectory_id="t", task_id="T", final_response=ok)) is None
@@ -138,6 +145,8 @@ def test_numbers_beyond_the_float_range_and_int_digit_limit_are_read() -> None:
     from verifier.match.extract import extract_count, extract_numbers
 
     assert [t.value for t in extract_numbers("1 x 10^400 and -2 x 10^400, 3 x 10^-400")] == [float("inf"), float("-inf"), 0.0]
+    # leading zeros are no size (a second review: "1.2 x 10^0001" read as inf)
+    assert [t.value for t in extract_numbers("1.2 x 10^0001, 5 x 10^0000, 1.2 x 10^-0001")] == [12.0, 5.0, 0.12]
     assert extract_count("9" * 5000) is None
     big = "9" * 4400
     text = f"NULL. Fewer than 5 admissions qualify; none had more than {big} days, between 2 and {big}, {big} short of {big} patients."

@@ -44,6 +44,9 @@ IN_WORDS = [
     # missed while a decimal point did not end a clause)
     ("The mean lipase was 812.2 IU/L vs 401.1 IU/L across the whole hospital.", 2, QUESTION),
     ("The median length of stay was 6.5 days, compared with 4.2 days in the entire database.", 3, QUESTION),
+    # leading zeros are no size: "000...0002" is 2 (a second review: more than 30 digits read as none)
+    ("Fewer than five patients qualify: " + "0" * 30 + "2 of 40 admissions with the code.", 2, QUESTION),
+    ("Fewer than five patients qualify, we are " + "0" * 30 + "3 short of 5 patients.", 2, QUESTION),
 ]
 
 #: (text, n, question): "fewer than five" and counts of other populations only.
@@ -71,6 +74,11 @@ NOT_IN_WORDS = [
      "of the 312 admissions with a lipase test.", 2, QUESTION),
     ("Too few admissions qualify, and they are excluded from reporting because a lipase above 600.5 was seen in 17 "
      "admissions hospital-wide but only fewer than 5 meet all criteria.", 1, QUESTION),
+    # another population's aggregate after the referring word, its decimal point ending the clause
+    # (a second review of 2026-12-02: read in whole while the point was inside its number)
+    ("Fewer than five admissions qualify. They cannot be described further, and hospital-wide the mean lipase is 401.1 IU/L.",
+     2, QUESTION),
+    ("They number fewer than 5, far below the hospital-wide median stay of 3.5 days.", 3, QUESTION),
     # a drug strength in other scripts' digits is a strength, as in ASCII digits
     ("Fewer than 5 admissions qualify, so the rate after the ondansetron \u0668 mg tablet cannot be reported.", 2, QUESTION),
     ("Fewer than 5 admissions qualify; the maximum order was potassium chloride \u0968\u0966 mEq tablet.", 3, QUESTION),

@@ -275,8 +275,10 @@ def back_references(text: str, n: int, known: set[float] | frozenset[float], giv
         b = min(clause_span(breaks, a, a, len(text))[1], a + _REACH)
         for k in range(bisect_left(starts, a), bisect_left(starts, b)):
             # a count or aggregate within the clause, or one whose own number holds the decimal
-            # point that ends it ("their mean lipase is 812.5 IU/L, while 48 admissions ...")
-            if ends[k] <= b or (b in decimal_points and ends[k] > b + 1):
+            # point that ends it ("their mean lipase is 812.5 IU/L, while 48 admissions ...") when
+            # no other population is named between ("they ..., and hospital-wide the mean potassium
+            # is 4.1" is not theirs)
+            if ends[k] <= b or (b in decimal_points and ends[k] > b + 1 and anchors.points_at_units(starts[k])):
                 pairs[word, said[k]] = None
                 hits += 1
 

@@ -184,7 +184,9 @@ _MAX_DIGITS = 30
 
 
 def _whole(digits: str) -> int | None:
-    """``int(digits)``, or ``None`` beyond ``_MAX_DIGITS`` digits (no count, bound or total)."""
+    """``int(digits)``, or ``None`` beyond ``_MAX_DIGITS`` digits after leading zeros (no count,
+    bound or total; "000...0003" is 3)."""
+    digits = digits.lstrip("0") or "0"
     return int(digits) if len(digits) <= _MAX_DIGITS else None
 
 

@@ -109,7 +109,8 @@ _CONTEXT = re.compile(
         rf"(?:the\s+)?(?:first|last|past|next))\s+(?:the\s+)?{_SPAN}\s*-?\s*{_TIME_UNIT})",
         rf"(?i:/\s*{_N}\s*-?\s*{_TIME_UNIT})",
         # scales: "on the 1-4 scale", "1–4 point scale", "scale of 1 to 4", "out of 4"
-        rf"(?i:(?:\b(?:on|in)\s+(?:the|a)\s+)?{_N}\s*(?:-|–|to)\s*{_N}\s*(?:-?\s*point\s*)?scale\b)",
+        # (not from inside a run of digits: each start there rescanned the run, quadratic on 2,000 digits)
+        rf"(?i:(?:\b(?:on|in)\s+(?:the|a)\s+)?(?<!\d){_N}\s*(?:-|–|to)\s*{_N}\s*(?:-?\s*point\s*)?scale\b)",
         rf"(?i:\bscale\s*(?:of|from)?\s*[:=]?\s*{_N}\s*(?:-|–|to)\s*{_N})",
         rf"(?i:\bout\s+of\s+(?:a\s+(?:possible|maximum)\s+(?:of\s+)?)?{_N})",
         # reference ranges: "(normal 3.5-5.0)", "reference range: 3.5 to 5.0"

@@ -348,19 +348,19 @@ def extract_quantities(text: str) -> list[QuantityToken]:
 
 
 def _times_power_of_ten(value: float, exponent: str) -> float:
-    """``value × 10^exponent`` ("1.2 × 10^3"), for an exponent of any length: beyond the float range
-    it is ±inf or 0.0 (``10.0 ** 400`` raised OverflowError, and ``int()`` refuses more than 4,300
-    digits; both were a ``VERIFIER_ERROR``)."""
-    digits = exponent.lstrip("+-")
+    """``value × 10^exponent`` ("1.2 × 10^3", "10^0001"), for an exponent of any length: beyond the
+    float range it is ±inf or 0.0 (``10.0 ** 400`` raised OverflowError, and ``int()`` refuses more
+    than 4,300 digits; both were a ``VERIFIER_ERROR``). A mantissa already beyond the range (inf)
+    times a vanishing power is NaN, which no check accepts."""
+    digits = exponent.lstrip("+-").lstrip("0") or "0"
     if len(digits) <= 3:
         try:
-            return value * 10.0 ** int(exponent)
+            return value * 10.0 ** (-int(digits) if exponent.startswith("-") else int(digits))
         except OverflowError:
             pass
     if value == 0.0:
         return 0.0
-    negative = exponent.startswith("-") and digits.strip("0") != ""
-    return 0.0 if negative else math.copysign(math.inf, value)
+    return 0.0 if exponent.startswith("-") else math.copysign(math.inf, value)
 
 
 def extract_count(text: str) -> int | None:
