@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..contract import load_toml
+from ._back_reference import clause_breaks, clause_span
 from ._patterns import alternation as _alt, initials
 
 
@@ -141,9 +142,6 @@ def normalise_notation(text: str) -> str:
     return re.sub(r"\b(size|count|total|number|n)(\s*[:=]\s*|\s+(?:is|of|was)\s+)I\b", r"\g<1>\g<2>1", text)
 
 
-_STOPS = re.compile(r"[.;\n]")
-
-
 class _Units:
     """Whether a phrase of one text is about the units: a unit noun within 80 characters after it
     (``about_units_after``), or an eligibility word in the 25 characters before it in its clause
@@ -160,7 +158,7 @@ class _Units:
 
     def _read(self) -> None:
         r, text = rules(), self.text
-        self.stops = [m.start() for m in _STOPS.finditer(text)]
+        self.stops = clause_breaks(text)
         self.nouns = [m.start() for m in r.noun_anywhere.finditer(text)]
         self.words = [m.start() for m in r.eligibility_anywhere.finditer(text)]
 
@@ -172,8 +170,7 @@ class _Units:
         k = bisect_left(self.nouns, end)
         if k < len(self.nouns) and self.nouns[k] < end + 80 and r.about_units_after.match(text[end:end + 80]):
             return True
-        k = bisect_left(stops, start)
-        lo = max((stops[k - 1] if k else -1) + 1, start - 25)  # after the last stop before ``start``
+        lo = max(clause_span(stops, start, start, len(text))[0], start - 25)  # within ``start``'s clause
         k = bisect_left(self.words, lo)
         return k < len(self.words) and self.words[k] < start and r.eligibility.search(text[lo:start]) is not None
 
