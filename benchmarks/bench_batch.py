@@ -291,6 +291,23 @@ def _work_mix(lines: list[str]) -> str:
             + ", ".join(f"{k} {n}" for k, n in statuses.most_common()))
 
 
+def _stamped(tasks: dict[str, Task], db: Path) -> dict[str, Task]:
+    """``tasks`` with ``Task.db_fingerprint`` set to ``db``'s (a replicated size is another database:
+    scored against the original's fingerprint, every item would be an ``InputError`` record)."""
+    from verifier.database import database_fingerprint
+
+    fp = database_fingerprint(db)
+    return {k: t.model_copy(update={"db_fingerprint": fp}) for k, t in tasks.items()}
+
+
+def _check_errors(lines: list[str], label: str) -> None:
+    """Stop the benchmark when an item of ``lines`` is an error record (``verifier.scoring`` writes
+    ``{"line", ..., "error": {...}}`` for an item it could not score): timing errors measures nothing."""
+    errors = [rec for rec in map(json.loads, lines) if "error" in rec and "success" not in rec]
+    if errors:
+        raise SystemExit(f"{label}: {len(errors)} of {len(lines)} items are error records, the first: {errors[0]['error']}")
+
+
 def growth(args: argparse.Namespace, db: Path, tasks: dict[str, Task], warm_tasks: list[Task], tmp: Path, scope: str) -> None:
     """(b) for the tasks of one ``scope`` (``patient``, ``population`` or ``all``): the CPU cost per
     trajectory on the database replicated ``args.growth`` times, printed per size with the work it scored."""
@@ -308,9 +325,11 @@ def growth(args: argparse.Namespace, db: Path, tasks: dict[str, Task], warm_task
                       grpo_batch(warm_tasks, rdb, seed=args.seed + 3, rewritten=args.rewritten)))
     runs: dict[int, list[tuple[float, float, float]]] = {copies: [] for copies, *_ in sizes}
     verdicts: dict[int, list[str]] = {}
+    size_tasks = {copies: _stamped(tasks, rdb) for copies, rdb, *_ in sizes}
     for _ in range(args.repeats):
         for copies, rdb, _, g_lines, g_warm in sizes:
-            dt, stats, out = batched(g_lines, g_warm, tasks, rdb, 2)
+            dt, stats, out = batched(g_lines, g_warm, size_tasks[copies], rdb, 2)
+            _check_errors(out, f"growth x{copies}")
             verdicts[copies] = out
             n = len(g_lines)
             runs[copies].append((stats["cpu_sum"] / n, n / dt, n / stats["cpu_max"]))
@@ -424,6 +443,7 @@ def main() -> None:
             runs = []
             for _ in range(args.repeats):  # a fresh pool each time: every run is as cold as the first
                 dt, stats, out = batched(lines, warm, tasks, db, w)
+                _check_errors(out, f"verify_batch, {w} worker(s)")
                 assert outputs.setdefault(w, out) == out, f"output differs between runs with {w} worker(s)"
                 runs.append((len(lines) / stats["cpu_max"], len(lines) / dt, stats))
             runs.sort(key=lambda r: r[0])
