@@ -87,6 +87,45 @@ def test_value_sets_and_per_value_lookups_agree(demo_db: Path, demo_tasks: list,
     witness_rekey._CACHE.clear()
     assert with_sets == by_query
     assert sum(r is not None for r in with_sets) >= 10  # enough re-keyed witnesses to compare
+    # a column with more distinct values than MAX_SET_VALUES (a row-level id) is looked up per value
+    monkeypatch.setattr(witness_rekey, "MAX_SET_ROWS", 10**9)
+    monkeypatch.setattr(witness_rekey, "MAX_SET_VALUES", 150)
+    monkeypatch.setattr(witness_rekey, "_VALUES", {})
+    mixed = [rekeyed_witness(demo_db, t.reference.witness, task_named_values(t)) for t in tasks]
+    witness_rekey._CACHE.clear()
+    assert mixed == with_sets
+    kept = {k[2]: v for k, v in witness_rekey._VALUES.items()}
+    assert kept.get("patientid") is not None and len(kept["patientid"]) == 100  # the demo's 100 patients
+    assert "admissionid" in kept and kept["admissionid"] is None  # 275 admissions: too many, remembered as such
+
+
+def test_per_value_lookup_is_one_statement_whatever_the_tables(demo_db: Path, demo_tasks: list,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where an id column is too large for a value set (the demo replicated x4 and x16 in
+    ``bench_batch.py``, the full MIMIC-IV), each membership look was one statement per table holding
+    the column (24 for ``patientid``), for each hole probed: a re-key cost tens of milliseconds and
+    grew the per-trajectory cost x1.4 at x16 (issue 15). Now one statement per look."""
+    from verifier.abstention import _rekey as witness_rekey
+    from verifier.sql import resolved_path, thread_connection
+
+    con = thread_connection(demo_db)
+    refs = witness_rekey._id_columns(con, resolved_path(str(demo_db)))["patientid"]
+    assert len(refs) > 10
+    statements: list[str] = []
+
+    class Counting:
+        def execute(self, sql: str, params: object = None):
+            statements.append(sql)
+            return con.execute(sql, params)
+
+    lo = min(r[1] for r in refs if r[1] is not None)
+    hi = max(r[2] for r in refs if r[2] is not None)
+    present = witness_rekey._occurring(Counting(), refs, {lo, hi, lo + 1, -5})
+    assert len(statements) == 1
+    every = {r[0] for r in con.execute(
+        " UNION ALL ".join(f"SELECT {ref} FROM {ref.split('.')[0]}" for ref, *_ in refs)).fetchall()}
+    assert present == {lo, hi, lo + 1, -5} & every
+    assert witness_rekey._occurring(Counting(), refs, {-5}) == set() and len(statements) == 1  # out of range: no statement
 
 
 def test_named_values_follow_a_task_changed_in_place(synth_tasks: list) -> None:

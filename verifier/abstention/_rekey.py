@@ -139,25 +139,50 @@ def _id_columns(con: Any, db_key: str) -> dict[str, list[Column]]:
 _COLUMNS: dict[tuple[int, str], dict[str, list[Column]]] = {}
 
 #: An id column name whose base tables hold at most this many rows in all has its
-#: distinct values loaded once per process (membership then costs no query, and
-#: DuckDB's fixed cost per statement dominates small lookups); larger ones (the
-#: full MIMIC-IV's event tables) are looked up per value.
-MAX_SET_ROWS = 2_000_000
-_VALUES: dict[tuple[int, str, str], frozenset[int]] = {}
+#: distinct values loaded once per process (membership then costs no query; a worker
+#: fills them at start, ``_warm``): about 14 ms per million rows on the MIMIC-IV demo,
+#: where a lookup per value costs one statement over every table holding the column
+#: (0.5-1 ms each, and a re-key makes up to ``HOLE_PROBES`` + 1 of them per column). The
+#: demo replicated x16 (17 million rows under ``patientid``) stays within it, so the
+#: per-trajectory cost does not grow with it (issue 15); the full MIMIC-IV's event
+#: tables (hundreds of millions of rows) are looked up per value.
+MAX_SET_ROWS = 32_000_000
+#: ... and at most this many distinct values are kept (memory: a row-level id of a
+#: large table is looked up per value instead).
+MAX_SET_VALUES = 1_000_000
+_VALUES: dict[tuple[int, str, str], frozenset[int] | None] = {}
 
 
 def _value_set(con: Any, db_key: str, col: str, refs: list[Column]) -> frozenset[int] | None:
-    """Every base value of id column ``col`` (all tables), or ``None`` when too many rows."""
+    """Every base value of id column ``col`` (all tables), or ``None`` when its tables hold more
+    than ``MAX_SET_ROWS`` rows or it has more than ``MAX_SET_VALUES`` distinct values (memoised
+    per process and file, ``None`` included)."""
     key = (os.getpid(), db_key, col)
-    found = _VALUES.get(key)
-    if found is None:
-        if sum(r[3] for r in refs) > MAX_SET_ROWS:
-            return None
-        parts = [f"SELECT {ref} AS v FROM {ref.split('.')[0]}" for ref, lo, _, _ in refs if lo is not None]
-        found = frozenset(r[0] for r in con.execute(
-            f"SELECT DISTINCT v FROM ({' UNION ALL '.join(parts)}) WHERE v IS NOT NULL").fetchall()) if parts else frozenset()
-        _VALUES[key] = found
+    if key in _VALUES:
+        return _VALUES[key]
+    if sum(r[3] for r in refs) > MAX_SET_ROWS:
+        return None
+    parts = [f"SELECT {ref} AS v FROM {ref.split('.')[0]}" for ref, lo, _, _ in refs if lo is not None]
+    rows = con.execute(f"SELECT DISTINCT v FROM ({' UNION ALL '.join(parts)}) WHERE v IS NOT NULL "
+                       f"LIMIT {MAX_SET_VALUES + 1}").fetchall() if parts else []
+    found = frozenset(r[0] for r in rows) if len(rows) <= MAX_SET_VALUES else None
+    _VALUES[key] = found
     return found
+
+
+def _occurring(con: Any, refs: list[Column], values: set[int]) -> set[int]:
+    """The ``values`` that occur in any of the columns ``refs`` (per-value lookup, one statement:
+    each column's values outside its range need no look, and DuckDB prunes the rest by its zone
+    maps, so the cost follows the rows near those values, not the table's size)."""
+    parts, params = [], []
+    for ref, lo, hi, _ in refs:
+        rest = sorted(v for v in values if lo is not None and lo <= v <= hi)
+        if rest:  # every value outside this column's range is absent from it
+            parts.append(f"SELECT {ref} AS v FROM {ref.split('.')[0]} WHERE {ref} IN ({', '.join('?' for _ in rest)})")
+            params += rest
+    if not parts:
+        return set()
+    return {r[0] for r in con.execute(f"SELECT DISTINCT v FROM ({' UNION ALL '.join(parts)})", params).fetchall()}
 
 
 def _rekey(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable], named: set[str]) -> list[WitnessTable] | None:
@@ -170,14 +195,7 @@ def _rekey(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable], nam
         known = _value_set(con, db_key, col, refs)
         if known is not None:
             return values & known
-        found: set[int] = set()
-        for ref, lo, hi, _ in refs:
-            rest = sorted(v for v in values - found if lo is not None and lo <= v <= hi)
-            if not rest:
-                continue  # every value left is outside this column's range: absent
-            found |= {r[0] for r in con.execute(
-                f"SELECT DISTINCT {ref} FROM {ref.split('.')[0]} WHERE {ref} IN ({', '.join('?' for _ in rest)})", rest).fetchall()}
-        return found
+        return _occurring(con, refs, values)
 
     wanted: dict[str, set[int]] = {}
     for w in witness:
