@@ -256,7 +256,17 @@ def batched(lines: list[str], warm: list[str], tasks: dict[str, Task], db: Path,
 # ----------------------------------------------------------------------------- replicated databases
 
 def replicate(src: Path, out: Path, copies: int) -> Path:
-    """A copy of ``src`` with every patient-keyed table repeated ``copies`` times, ids offset per copy."""
+    """A copy of ``src`` with every patient-keyed table repeated ``copies`` times, ids offset per copy.
+
+    Copy 0 is ``src`` itself (the tasks' patients, admissions and stays keep their ids). In copy
+    ``k``, every id-like column (a name ending in ``id``) of a patient-keyed table is made unique to
+    the copy: integers ``+ k * OFFSET``, text ids (``emar_id``, ``poe_id``) prefixed ``"k:"``; except
+    the keys of the tables that are not repeated (dictionaries and staff: ``itemid``,
+    ``caregiver_id``, and any column ending in one of their key names, ``order_provider_id``), which
+    keep pointing at the same rows. Otherwise a copy's rows would join another copy's by their
+    shared record ids (a dose detail of copy 5 found from copy 0's administration): not a larger
+    hospital, and the base query's own work would grow with the copies.
+    """
     if out.exists():
         return out
     con = duckdb.connect(str(out))
@@ -264,17 +274,32 @@ def replicate(src: Path, out: Path, copies: int) -> Path:
         con.execute(f"ATTACH '{src.as_posix()}' AS src (READ_ONLY)")
         tables = [r[0] for r in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE database_name = 'src' AND schema_name = 'main'").fetchall()]
+        columns = {t: con.execute(
+            f"SELECT column_name, data_type FROM duckdb_columns() WHERE database_name='src' AND table_name='{t}' "
+            "ORDER BY column_index").fetchall() for t in tables}
+        repeated = {t for t in tables if any(c.lower() in ID_COLUMNS for c, _ in columns[t])}
+        kept = {c.lower() for t in tables if t not in repeated for c, _ in columns[t] if c.lower().endswith("id")}
+
+        def own_id(col: str) -> bool:  # an id of a repeated table's own records
+            low = col.lower()
+            return low in ID_COLUMNS or (low.endswith("id") and not any(low.endswith(k) for k in kept))
+
         for t in tables:
-            cols = [r[0] for r in con.execute(
-                f"SELECT column_name FROM duckdb_columns() WHERE database_name='src' AND table_name='{t}' ORDER BY column_index").fetchall()]
-            ids = [c for c in cols if c.lower() in ID_COLUMNS]
-            if not ids or copies == 1:
+            cols = columns[t]
+            if t not in repeated or copies == 1:
                 con.execute(f'CREATE TABLE "{t}" AS SELECT * FROM src.main."{t}"')
                 continue
             parts = []
             for k in range(copies):
-                sel = ", ".join(f'"{c}" + {k * OFFSET} AS "{c}"' if c in ids else f'"{c}"' for c in cols)
-                parts.append(f'SELECT {sel} FROM src.main."{t}"')
+                sel = []
+                for c, dtype in cols:
+                    if k and own_id(c) and ("INT" in dtype.upper()):
+                        sel.append(f'"{c}" + {k * OFFSET} AS "{c}"')
+                    elif k and own_id(c) and dtype.upper() == "VARCHAR":
+                        sel.append(f"'{k}:' || \"{c}\" AS \"{c}\"")
+                    else:
+                        sel.append(f'"{c}"')
+                parts.append(f'SELECT {", ".join(sel)} FROM src.main."{t}"')
             con.execute(f'CREATE TABLE "{t}" AS ' + " UNION ALL ".join(parts))
     finally:
         con.close()
