@@ -72,6 +72,7 @@ from verifier.sql import render_result
 
 ID_COLUMNS = ("patientid", "admissionid", "icuadmissionid")
 OFFSET = 100_000_000
+MAX_COPIES = 21
 
 
 # ----------------------------------------------------------------------------- batch generation
@@ -265,8 +266,12 @@ def replicate(src: Path, out: Path, copies: int) -> Path:
     ``caregiver_id``, and any column ending in one of their key names, ``order_provider_id``), which
     keep pointing at the same rows. Otherwise a copy's rows would join another copy's by their
     shared record ids (a dose detail of copy 5 found from copy 0's administration): not a larger
-    hospital, and the base query's own work would grow with the copies.
+    hospital, and the base query's own work would grow with the copies. At most ``MAX_COPIES``: the
+    offset ids stay INTEGER (the demo's largest, ``pharmacy_id``, is below ``OFFSET``); copy 21 would
+    overflow INT32 and later ones widen to BIGINT (``ValueError`` beyond it).
     """
+    if not 1 <= copies <= MAX_COPIES:
+        raise ValueError(f"copies must be 1..{MAX_COPIES} (INTEGER ids offset by {OFFSET:,} per copy), got {copies}")
     if out.exists():
         return out
     con = duckdb.connect(str(out))

@@ -98,6 +98,13 @@ def test_value_sets_and_per_value_lookups_agree(demo_db: Path, demo_tasks: list,
     assert kept.get("patientid") is not None and len(kept["patientid"]) == 100  # the demo's 100 patients
     assert "admissionid" in kept and kept["admissionid"] is None  # 275 admissions: too many, remembered as such
 
+    class NoStatements:  # a refused column is settled by the memo: nothing is read again
+        def execute(self, sql: str, params: object = None):
+            raise AssertionError(f"read again: {sql}")
+
+    key = next(k for k in witness_rekey._VALUES if k[2] == "admissionid")
+    assert witness_rekey._value_set(NoStatements(), key[1], "admissionid", []) is None
+
 
 def test_per_value_lookup_is_one_statement_whatever_the_tables(demo_db: Path, demo_tasks: list,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:

@@ -140,15 +140,18 @@ _COLUMNS: dict[tuple[int, str], dict[str, list[Column]]] = {}
 
 #: An id column name whose base tables hold at most this many rows in all has its
 #: distinct values loaded once per process (membership then costs no query; a worker
-#: fills them at start, ``_warm``): about 14 ms per million rows on the MIMIC-IV demo,
-#: where a lookup per value costs one statement over every table holding the column
-#: (0.5-1 ms each, and a re-key makes up to ``HOLE_PROBES`` + 1 of them per column). The
-#: demo replicated x16 (17 million rows under ``patientid``) stays within it, so the
-#: per-trajectory cost does not grow with it (issue 15); the full MIMIC-IV's event
-#: tables (hundreds of millions of rows) are looked up per value.
+#: fills them at start, ``_warm``): for a column of few distinct values about 14 ms per
+#: million rows on the MIMIC-IV demo, where a lookup per value costs one statement over
+#: every table holding the column (0.5-1 ms each; a re-key looks up each fresh value,
+#: then each hole it probes, up to ``HOLE_PROBES`` per value). The demo replicated x16
+#: (17 million rows under ``patientid``) stays within it, so the per-trajectory cost does
+#: not grow with it (issue 15); the full MIMIC-IV's event tables (hundreds of millions of
+#: rows) are looked up per value.
 MAX_SET_ROWS = 32_000_000
-#: ... and at most this many distinct values are kept (memory: a row-level id of a
-#: large table is looked up per value instead).
+#: ... and at most this many distinct values are kept: a row-level id (``lab_event_id``,
+#: every row distinct) is looked up per value instead. Its distinct values are estimated
+#: first (HyperLogLog, ``approx_count_distinct``: no hash table, nothing fetched), so a
+#: refused column costs one streaming scan, not a table of its values.
 MAX_SET_VALUES = 1_000_000
 _VALUES: dict[tuple[int, str, str], frozenset[int] | None] = {}
 
@@ -160,12 +163,16 @@ def _value_set(con: Any, db_key: str, col: str, refs: list[Column]) -> frozenset
     key = (os.getpid(), db_key, col)
     if key in _VALUES:
         return _VALUES[key]
-    if sum(r[3] for r in refs) > MAX_SET_ROWS:
-        return None
+    found: frozenset[int] | None = None
     parts = [f"SELECT {ref} AS v FROM {ref.split('.')[0]}" for ref, lo, _, _ in refs if lo is not None]
-    rows = con.execute(f"SELECT DISTINCT v FROM ({' UNION ALL '.join(parts)}) WHERE v IS NOT NULL "
-                       f"LIMIT {MAX_SET_VALUES + 1}").fetchall() if parts else []
-    found = frozenset(r[0] for r in rows) if len(rows) <= MAX_SET_VALUES else None
+    union = " UNION ALL ".join(parts)
+    if not parts:
+        found = frozenset()
+    elif (sum(r[3] for r in refs) <= MAX_SET_ROWS
+          # the estimate is within a few per cent; a column just under the cap is settled exactly below
+          and con.execute(f"SELECT approx_count_distinct(v) FROM ({union})").fetchone()[0] <= 1.1 * MAX_SET_VALUES):
+        rows = con.execute(f"SELECT DISTINCT v FROM ({union}) WHERE v IS NOT NULL LIMIT {MAX_SET_VALUES + 1}").fetchall()
+        found = frozenset(r[0] for r in rows) if len(rows) <= MAX_SET_VALUES else None
     _VALUES[key] = found
     return found
 

@@ -65,7 +65,8 @@ def warm_decoy_lookups(db_path: str | os.PathLike[str], tasks: Iterable[Task], *
     Reads, through this thread's read-only connection (``verifier.sql.thread_connection``), the
     table listing, each entity level's first entities and ids (``_decoy.entity_ids``), the ranges and values of the id columns
     the witness rows hold (``_rekey``), and the candidate values and label words of every column
-    ``decoy_lookup_columns`` finds, most-named first, until ``budget_s`` seconds have passed. Verdicts do not change: the same lookups are made, with the same results, when
+    ``decoy_lookup_columns`` finds, most-named first, until ``budget_s`` seconds have passed (checked
+    before each id column's values and each column's candidates). Verdicts do not change: the same lookups are made, with the same results, when
     a trajectory first needs them.
 
     Args:
@@ -93,6 +94,8 @@ def warm_decoy_lookups(db_path: str | os.PathLike[str], tasks: Iterable[Task], *
     for col in sorted({c.lower() for t in tasks if t.condition == "noise" for w in t.reference.witness
                        for row in w.rows for c, v in row.items()
                        if c.lower() in ids and isinstance(v, int) and not isinstance(v, bool)}):
+        if time.monotonic() - t0 > budget_s:
+            break
         _value_set(con, db_key, col, ids[col])
     columns = decoy_lookup_columns(tables, tasks)
     warmed = 0
