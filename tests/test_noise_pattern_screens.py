@@ -135,3 +135,37 @@ def test_the_anchor_lookup_equals_a_scan(text: str, n: int) -> None:
     anchors = br._Anchors(text, n, counted, br._Bounds(text))
     for pos in range(0, len(text) + 1, 3):
         assert anchors.points_at_units(pos) == _points_at_units_plain(text, n, pos), (text, pos)
+
+
+def _about_plain(text: str, start: int, end: int) -> bool:
+    """``_disguise._Units.about`` computed directly: the exact patterns on the text itself, no
+    positions found in advance and no bisection (the module docstring's rule)."""
+    from verifier.abstention import _disguise
+
+    r = _disguise.rules()
+    if r.about_units_after.match(text[end:end + 80]):
+        return True
+    clause_start = max((m.end() for m in re.finditer(r"[.;\n]", text[:start])), default=0)
+    lo = max(clause_start, start - 25)
+    return r.eligibility.search(text[lo:start]) is not None
+
+
+_UNIT_TEXTS = st.builds(lambda words, sep: sep.join(words), st.lists(st.one_of(
+    st.sampled_from(_VOCAB + _RULES["small_cell"]["disguise"]["eligibility_words"] + ["<3", "under 2", "at most 3"]),
+    st.integers(0, 9).map(str)), max_size=40), st.sampled_from([" ", "", "_", "-"]))  # glued words too
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=_UNIT_TEXTS)
+def test_the_units_screen_changes_no_answer(text: str) -> None:
+    """``_Units.near`` (bisection only) settles most bounds of a run-on text before ``about``'s
+    exact patterns run, and unit nouns are found only after a non-letter or at the phrase's end
+    (tight bounds: 9 -> 3 ms on "<3 " at the 12,000-character cap): ``about`` still answers what the
+    plain computation answers, for every bound and every span, words glued together included."""
+    from verifier.abstention import _disguise
+
+    units = _disguise._Units(text)
+    spans = [m.span() for m in _disguise.rules().bound.finditer(text)]
+    spans += [(a, b) for a in range(0, len(text) + 1, 5) for b in (a, min(len(text), a + 3))]
+    for a, b in spans:
+        assert units.about(a, b) == _about_plain(text, a, b), (text, a, b)
