@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticSerializationError
 
 from ._reasons import ReasonCode
 
@@ -27,6 +28,11 @@ class Verdict(BaseModel):
         details: per-check explanation: what was compared with what, evidence
             step indices used, judge use. JSON-serialisable.
         verifier_version: package version that produced the verdict.
+
+    ``model_dump_json`` always writes UTF-8: text quoted from a trajectory may hold lone UTF-16
+    surrogates (a Python string built from JSON ``"\\ud800"``), which UTF-8 cannot encode; in the
+    JSON each becomes U+FFFD (a surrogate pair written as two code points becomes its character).
+    The verdict object itself keeps the text as given.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -39,3 +45,25 @@ class Verdict(BaseModel):
     reasons: list[ReasonCode] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
     verifier_version: str
+
+    def model_dump_json(self, **kwargs: Any) -> str:
+        """Pydantic's ``model_dump_json`` (same arguments), with lone surrogates written as U+FFFD
+        (class docstring) instead of raising ``PydanticSerializationError``. The usual path is
+        pydantic's own; only a verdict that fails to encode is copied and cleaned."""
+        try:
+            return super().model_dump_json(**kwargs)
+        except PydanticSerializationError:
+            cleaned = _without_surrogates(self.model_dump(mode="python", round_trip=True))
+            return type(self).model_validate(cleaned).model_dump_json(**kwargs)
+
+
+def _without_surrogates(value: Any) -> Any:
+    """``value`` with every string (dictionary keys included) re-encoded through UTF-16: surrogate
+    pairs become their characters, lone surrogates U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_without_surrogates(v) for v in value)
+    return value

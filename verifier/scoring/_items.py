@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 from ..contract import (
     InputError,
@@ -169,9 +170,9 @@ def _prepare(item: Any) -> Any:
     cannot be pickled (a dict holding a lock, a lambda...) becomes ``_Unsendable``, so
     it gets its own error record instead of failing its whole chunk."""
     if isinstance(item, BaseModel):
-        return item.model_dump_json()
+        return _model_text(item)
     if isinstance(item, WithTask):
-        task = item.task.model_dump_json() if isinstance(item.task, BaseModel) else item.task
+        task = _model_text(item.task) if isinstance(item.task, BaseModel) else item.task
         return WithTask(_prepare(item.trajectory), task)
     if isinstance(item, (str, bytes, bytearray)):
         return item
@@ -180,6 +181,16 @@ def _prepare(item: Any) -> Any:
     except Exception as exc:  # noqa: BLE001 - pickling raises many types
         return _Unsendable(type(item).__name__, f"{type(exc).__name__}: {exc}"[:300])
     return item
+
+
+def _model_text(model: BaseModel) -> Any:
+    """``model`` as JSON text, or the model itself when its text cannot be UTF-8 (a lone surrogate
+    in a final response given as a Python string: pickle carries it, JSON raised and stopped the
+    whole batch)."""
+    try:
+        return model.model_dump_json()
+    except PydanticSerializationError:
+        return model
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[tuple[int, Any]]]:
