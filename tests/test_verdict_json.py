@@ -55,3 +55,31 @@ def test_any_text_gives_a_verdict_json_that_round_trips(text: str) -> None:
     v = verify(_with(f"<answer>{text}</answer><reasoning>{text}</reasoning>"), _CLEAN.task)
     back = Verdict.model_validate_json(v.model_dump_json().encode("utf-8"))
     assert (back.success, back.reasons, back.abstained) == (v.success, v.reasons, v.abstained)
+
+
+def test_other_serialisation_failures_raise_once_as_pydantic_does() -> None:
+    """The surrogate fallback cleans and retries once: a value JSON cannot hold raises pydantic's
+    error (a blind review found a RecursionError of 994 chained errors before the retry was made
+    on pydantic's own method)."""
+    from pydantic_core import PydanticSerializationError
+
+    base = dict(task_id="t", trajectory_id="x", success=False, score=0.0, condition="clean", abstained=False,
+                verifier_version="1")
+    for details in ({"o": object()}, {"when": {1, "\ud800"}}):  # no JSON form; a surrogate inside a set
+        with pytest.raises(PydanticSerializationError):
+            Verdict(details=details, **base).model_dump_json()
+
+
+@pytest.mark.parametrize("backend", ["serial", "process"])
+def test_an_unpicklable_model_without_json_is_its_own_error_record(backend: str) -> None:
+    """A model whose JSON cannot be UTF-8 is sent as the object itself only when it pickles; one that
+    does not (a lock in its metadata) is its own error record, and the items around it are scored."""
+    import threading
+
+    bad = _with("<answer>\ud800</answer><reasoning>x</reasoning>", "bad")
+    bad.metadata["lock"] = threading.Lock()
+    items = [_with("<answer>12</answer><reasoning>x</reasoning>", "a"), bad, _CLEAN.trajectory]
+    records = [json.loads(line) for line in
+               verify_batch(items, {_CLEAN.task.task_id: _CLEAN.task}, backend=backend, workers=1, as_json=True)]
+    assert len(records) == 3 and "success" in records[0] and "success" in records[2]
+    assert "error" in records[1] and "cannot be sent to a worker process" in records[1]["error"]["message"]

@@ -49,12 +49,19 @@ class Verdict(BaseModel):
     def model_dump_json(self, **kwargs: Any) -> str:
         """Pydantic's ``model_dump_json`` (same arguments), with lone surrogates written as U+FFFD
         (class docstring) instead of raising ``PydanticSerializationError``. The usual path is
-        pydantic's own; only a verdict that fails to encode is copied and cleaned."""
+        pydantic's own; only a verdict that fails to encode for surrogates is copied and cleaned.
+
+        Raises:
+            PydanticSerializationError: any other value JSON cannot hold (as pydantic does).
+            ValidationError: the cleaned copy is not a valid ``Verdict`` (a verdict built with
+                ``model_construct`` around invalid fields)."""
         try:
             return super().model_dump_json(**kwargs)
-        except PydanticSerializationError:
-            cleaned = _without_surrogates(self.model_dump(mode="python", round_trip=True))
-            return type(self).model_validate(cleaned).model_dump_json(**kwargs)
+        except PydanticSerializationError as exc:
+            if "surrogates not allowed" not in str(exc):
+                raise  # another failure (a value JSON cannot hold): pydantic's own error
+            cleaned = type(self).model_validate(_without_surrogates(self.model_dump(mode="python", round_trip=True)))
+            return BaseModel.model_dump_json(cleaned, **kwargs)  # a second failure raises, no recursion
 
 
 def _without_surrogates(value: Any) -> Any:

@@ -170,11 +170,13 @@ def _prepare(item: Any) -> Any:
     cannot be pickled (a dict holding a lock, a lambda...) becomes ``_Unsendable``, so
     it gets its own error record instead of failing its whole chunk."""
     if isinstance(item, BaseModel):
-        return _model_text(item)
-    if isinstance(item, WithTask):
-        task = _model_text(item.task) if isinstance(item.task, BaseModel) else item.task
+        text = _model_text(item)
+        if text is not None:
+            return text
+    elif isinstance(item, WithTask):
+        task = _prepare(item.task) if isinstance(item.task, BaseModel) else item.task
         return WithTask(_prepare(item.trajectory), task)
-    if isinstance(item, (str, bytes, bytearray)):
+    elif isinstance(item, (str, bytes, bytearray)):
         return item
     try:
         pickle.dumps(item)
@@ -183,14 +185,14 @@ def _prepare(item: Any) -> Any:
     return item
 
 
-def _model_text(model: BaseModel) -> Any:
-    """``model`` as JSON text, or the model itself when its text cannot be UTF-8 (a lone surrogate
-    in a final response given as a Python string: pickle carries it, JSON raised and stopped the
-    whole batch)."""
+def _model_text(model: BaseModel) -> str | None:
+    """``model`` as JSON text, or ``None`` when it has none (a lone surrogate in a final response
+    given as a Python string, which UTF-8 cannot encode: ``_prepare`` then sends the object itself
+    if it pickles; before, the JSON error stopped the whole batch)."""
     try:
         return model.model_dump_json()
     except PydanticSerializationError:
-        return model
+        return None
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[tuple[int, Any]]]:
