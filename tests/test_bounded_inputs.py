@@ -52,7 +52,7 @@ def test_citation_list_without_closing_bracket_is_linear() -> None:
 @pytest.mark.parametrize("cap,make", [
     ("max_response_chars", lambda: Trajectory(trajectory_id="t", task_id="T", final_response="<answer>1</answer>" + "x" * 40_000)),
     ("max_json_depth", lambda: Trajectory(trajectory_id="t", task_id="T",
-                                          final_response='{"answer": ' + "[" * 5000 + "1" + "]" * 5000 + "}")),
+                                          final_response='{"answer": ' + "[" * 3000 + "1" + "]" * 3000 + "}")),
     ("max_steps", lambda: Trajectory(trajectory_id="t", task_id="T", final_response="<answer>1</answer>",
                                      steps=[Step(index=i + 1, kind="sql", code="SELECT 1", output="1") for i in range(101)])),
     ("max_query_chars", lambda: Trajectory(trajectory_id="t", task_id="T", final_response="<answer>1</answer>",
@@ -120,7 +120,8 @@ _CLEAN_TASKS = _clean_tasks()
 
 def test_compatibility_characters_count_expanded_against_the_response_cap() -> None:
     """One character can expand to 18 under NFKC ("\\ufdfa"), and the five-unit rule reads the
-    expansion: 12,000 of them were 216,000 characters to read, 130-180 ms per verify()."""
+    expansion: 12,000 of them were 216,000 characters to read, 130-180 ms per verify() (the cap
+    was 12,000 characters then)."""
     limits = InputLimits()
     text = "<answer>NULL</answer><reasoning>" + "\ufdfa" * (limits.max_response_chars - 50) + "</reasoning>"
     assert len(text) <= limits.max_response_chars
@@ -131,7 +132,8 @@ def test_compatibility_characters_count_expanded_against_the_response_cap() -> N
     korean = "<answer>12</answer><reasoning>" + "입원 환자 기록을 확인했습니다. " * 400 + "</reasoning>"
     assert 6_000 < len(korean) <= limits.max_response_chars
     assert limits.check_trajectory(Trajectory(trajectory_id="t", task_id="T", final_response=korean)) is None
-    marks = "<answer>12</answer><reasoning>a" + "\u0301" * 5900 + "\u0316" * 5900 + "</reasoning>"
+    half = (limits.max_response_chars - 100) // 2
+    marks = "<answer>12</answer><reasoning>a" + "\u0301" * half + "\u0316" * half + "</reasoning>"
     assert limits.check_trajectory(Trajectory(trajectory_id="t", task_id="T", final_response=marks)) is None
     # superscripts and accents in an ordinary response stay far under it
     ok = "<answer>NULL</answer><reasoning>No eligible admission had a value ≥ 10³ mmol/L; café.</reasoning>"

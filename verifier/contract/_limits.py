@@ -44,10 +44,12 @@ class InputLimits(BaseModel):
     final responses under 1,500 characters, Answers under 200, at most 4 steps, outputs under
     5,000 characters; the environment allows 20 tool calls and shows 8,000 characters per
     output) and low enough that ``verify()`` at the cap takes at most ~50 ms.
-    ``max_response_chars`` was 24,000 until 2026-12-02 and is 12,000 since: the five-unit rule
-    reads a population Noise response in about twenty linear passes, and run-on Reasonings at
-    24,000 characters took 45-75 ms (``bench_adversarial_inputs.py``). The 650 LLM-agent
-    episodes played so far (honest and red-team) wrote at most 1,489 characters, an eighth of it.
+    ``max_response_chars`` was 24,000 until 2026-12-02, then 12,000, and is 8,000 since the
+    eighth session: the five-unit rule reads a population Noise response in about twenty linear
+    passes, and run-on Reasonings took 45-75 ms at 24,000 characters and, on a shared 2-core
+    machine, 27-57 ms at 12,000 (slow phases of the machine and one-off pauses on top of about
+    20 ms of reading; ``bench_adversarial_inputs.py``); at 8,000, 24-36 ms. The 650 LLM-agent
+    episodes played so far (honest and red-team) wrote at most 1,489 characters, under a fifth of it.
 
     Attributes:
         max_response_chars: characters of ``Trajectory.final_response``, and of it with
@@ -72,7 +74,7 @@ class InputLimits(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    max_response_chars: int = Field(default=12_000, ge=1)
+    max_response_chars: int = Field(default=8_000, ge=1)
     max_answer_chars: int = Field(default=16_000, ge=1)
     max_scalar_answer_chars: int = Field(default=2_000, ge=1)
     max_json_depth: int = Field(default=32, ge=1, le=200)
