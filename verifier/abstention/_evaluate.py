@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import sqlglot
 from sqlglot import exp
 
 from ..contract import Task, UnsafeQueryError, VerifyConfig
@@ -44,7 +45,8 @@ from ._derivable import overlay_from_base
 from ._dialect import carried_over, dataset_now, output_matches_across
 from ._invariance import Perturbation
 from ._evidence import EvidenceQuery, display_key, reflected_in_output, visible_canon
-from ._opaque import given_numbers, opaque_comparison, opaque_syntax, volatile
+from ._observation import Earlier, given_by, problem
+from ._opaque import opaque_syntax, volatile
 from ._rekey import rekeyed_witness, task_named_values
 from ._small_cell import rules as small_cell_rules
 from ._witness import (
@@ -96,7 +98,7 @@ def _empty_cell(v: Any) -> bool:
 
 
 def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: VerifyConfig, budget: EvidenceBudget,
-              earlier: set[float] | None = None) -> dict[str, Any]:
+              earlier: Earlier | None = None) -> dict[str, Any]:
     try:
         return _evaluate_within(q, db, task, dialect, config, budget, earlier)
     except BudgetExhausted:
@@ -105,7 +107,7 @@ def _evaluate(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: Veri
 
 
 def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, config: VerifyConfig, budget: EvidenceBudget,
-                     earlier: set[float] | None = None) -> dict[str, Any]:
+                     earlier: Earlier | None = None) -> dict[str, Any]:
     rec: dict[str, Any] = {"step": q.step, "position": q.position, "origin": q.origin, "sql": q.sql[:2000]}
     if q.failed:
         rec.update(status="failed", why=f"the step failed when the agent ran it: {q.failed[:300]}")
@@ -157,7 +159,12 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
         if not ok:
             rec.update(status="fabricated", why=why)
             return rec
-    opaque = opaque or opaque_comparison(tree, earlier or set(), given_numbers(task))
+    # what the query computes must be an observation of the scope, not a comparison with what
+    # the agent read before (verifier.abstention._observation, issue 30)
+    # (a SQLite/PostgreSQL query is judged as the agent wrote it: its DuckDB translation adds constants of its own)
+    observed = problem(tree if dialect == "duckdb" else _own_tree(q.sql, dialect, tree),
+                       given_by(task, _population_threshold(task)), earlier or Earlier(frozenset(), ""))
+    opaque = opaque or observed.why
     if opaque:
         rec.update(status="opaque", why=opaque)
         return rec
@@ -206,10 +213,23 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
             except QueryFailed as exc:
                 rec.update(status="failed", why=f"on the {p.name} overlay: {exc.message}")
                 return rec
-            if not p.tolerated(base, over, p_over, config.display, threshold):
+            if not p.tolerated(base, over, p_over, config.display, threshold, strict_empty=observed.excludes):
                 rec.update(status="not_specific", why=p.why)
                 break
     return rec
+
+
+@lru_cache(maxsize=4096)
+def _parsed(sql: str, dialect: str) -> exp.Expression | None:
+    try:
+        return sqlglot.parse_one(sql, read=dialect)
+    except Exception:  # noqa: BLE001 - the checked translation is judged instead
+        return None
+
+
+def _own_tree(sql: str, dialect: str, translated: exp.Expression) -> exp.Expression:
+    """The tree of ``sql`` in its own ``dialect`` (read-only: memoised), or ``translated`` when it does not parse."""
+    return _parsed(sql, dialect) or translated
 
 
 def reference_safe(task: Task) -> str | None:
@@ -301,6 +321,12 @@ def _on_overlay(db: Path, witness: Any, safe: str, limit: float, cap: int, budge
     sql = for_overlay(safe, catalog)
     spec = ConnectionSpec(("overlay", resolved_path(str(db)), key), open_overlay, (str(db), list(witness)))
     return budget.run(("overlay", str(db), key), spec, sql, time_limit_s=limit, row_cap=cap)
+
+
+def _population_threshold(task: Task) -> int | None:
+    """The five-unit threshold on a population task (a constant every population question gives,
+    ``_observation.given_by``), else ``None``."""
+    return small_cell_rules().threshold if task.scope == "population" else None
 
 
 def _small_cell_threshold(task: Task) -> int | None:

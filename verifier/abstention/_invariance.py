@@ -102,12 +102,19 @@ def change_tolerated(base: QueryResult, witness_over: QueryResult, perturbed: Qu
 
 
 def nuisance_tolerated(base: QueryResult, witness_over: QueryResult, perturbed: QueryResult, display: DisplayConfig | None,
-                       introduced: frozenset[str], *, small_cell_threshold: int | None = None) -> bool:
+                       introduced: frozenset[str], *, small_cell_threshold: int | None = None,
+                       strict_empty: bool = False) -> bool:
     """Whether a nuisance's change leaves the part of the result that shows the gap as it is
-    (rule in the module docstring). ``True`` also when nothing visible changes."""
+    (rule in the module docstring). ``True`` also when nothing visible changes.
+
+    ``strict_empty``: the query excludes rows by category texts read earlier
+    (``_observation.Observation.excludes``), so an empty base result need not be the scope's own
+    emptiness: then, on an empty base, any visible change with the nuisance is not tolerated."""
     moved = compare(base, perturbed, display, small_cell_threshold=small_cell_threshold)
-    if not moved.sensitive or not visible_canon(base, display):
+    if not moved.sensitive:
         return True
+    if not visible_canon(base, display):
+        return not strict_empty
     if all(holds(row, introduced) for row in moved.new) and len(moved.gone) <= len(moved.new):
         return True
     seen = compare(base, witness_over, display, small_cell_threshold=small_cell_threshold)
@@ -151,8 +158,11 @@ class Perturbation:
         return ("the part of the result that shows the gap also changes with a row of another item or code in the task's "
                 "scope, which leaves the requirement unmet: the query does not observe the requirement")
 
-    def tolerated(self, base: QueryResult, over: QueryResult, p_over: QueryResult, display: Any, threshold: int | None) -> bool:
-        """Whether the query's change under this perturbation is allowed (``verifier.abstention._invariance``)."""
+    def tolerated(self, base: QueryResult, over: QueryResult, p_over: QueryResult, display: Any, threshold: int | None,
+                  *, strict_empty: bool = False) -> bool:
+        """Whether the query's change under this perturbation is allowed (``verifier.abstention._invariance``;
+        ``strict_empty`` as ``nuisance_tolerated``'s)."""
         if self.name == "decoy":
             return change_tolerated(base, over, p_over, display, self.introduced, self.replaced, small_cell_threshold=threshold)
-        return nuisance_tolerated(base, over, p_over, display, self.introduced, small_cell_threshold=threshold)
+        return nuisance_tolerated(base, over, p_over, display, self.introduced, small_cell_threshold=threshold,
+                                  strict_empty=strict_empty)

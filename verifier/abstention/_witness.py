@@ -359,6 +359,21 @@ def overlay_for(db_path: str | os.PathLike[str], witness: Sequence[WitnessTable]
 # ---------------------------------------------------------------- SQL inspection
 _INTROSPECTION = (exp.Describe, exp.Show, exp.Pragma)
 
+#: Schemas and name prefixes of DuckDB's catalog relations (``information_schema.tables``,
+#: ``pg_catalog.pg_class``, ``duckdb_tables()`` or the view ``duckdb_tables``, ``pragma_*()``,
+#: ``sqlite_master``): they describe the connection's objects, not the records.
+_CATALOG_SCHEMAS = frozenset({"information_schema", "pg_catalog"})
+_CATALOG_PREFIXES = ("duckdb_", "pragma_", "pg_", "sqlite_")
+
+
+def _catalog_relation(t: exp.Table) -> bool:
+    if isinstance(t.this, exp.Func):
+        name = (str(t.this.this) if isinstance(t.this, exp.Anonymous) else t.this.sql_name()).lower()
+        return name.startswith(_CATALOG_PREFIXES)
+    db = t.args.get("db")
+    return ((db is not None and db.name.lower() in _CATALOG_SCHEMAS)
+            or t.name.lower().startswith(_CATALOG_PREFIXES) or t.name.lower() in _CATALOG_SCHEMAS)
+
 
 def tables_read(safe_sql: str | exp.Expression) -> set[str] | None:
     """Lower-cased names of the tables a checked query reads.
@@ -369,7 +384,11 @@ def tables_read(safe_sql: str | exp.Expression) -> set[str] | None:
     Returns:
         The set of table names (catalog/schema qualifiers dropped; table
         functions ignored), or ``None`` for schema introspection
-        (DESCRIBE/SHOW/PRAGMA), which cannot see witness rows.
+        (DESCRIBE/SHOW/PRAGMA), which cannot see witness rows, and for any query that
+        reads a catalog relation (``duckdb_tables()``, ``information_schema.*``,
+        ``pg_catalog.*``, ``pragma_*()``): such a query runs on the base wherever the
+        verifier re-executes it, so nothing of an overlay can be named, listed or measured
+        through the catalog (issue 30: the witness is secret).
     """
     if isinstance(safe_sql, exp.Expression):
         root = safe_sql
@@ -380,7 +399,10 @@ def tables_read(safe_sql: str | exp.Expression) -> set[str] | None:
             return set()
     if isinstance(root, _INTROSPECTION):
         return None
-    return {t.name.lower() for t in root.find_all(exp.Table) if isinstance(t.this, exp.Identifier)}
+    tables = list(root.find_all(exp.Table))
+    if any(_catalog_relation(t) for t in tables):
+        return None
+    return {t.name.lower() for t in tables if isinstance(t.this, exp.Identifier)}
 
 
 def for_overlay(safe_sql: str, base_catalog: str) -> str:

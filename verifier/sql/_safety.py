@@ -44,7 +44,7 @@ _SHOW_OK = frozenset({"TABLES", "ALL TABLES", "DATABASES", "SCHEMAS"})
 #: PRAGMAs that only read the catalog.
 _PRAGMA_OK = frozenset({
     "table_info", "show", "show_tables", "show_tables_expanded",
-    "version", "storage_info", "database_size", "functions", "collations",
+    "version", "storage_info", "functions", "collations",
 })
 
 #: Table functions (``FROM f(...)``) allowed: generators and catalog introspection.
@@ -54,8 +54,19 @@ _TABLE_FUNCS_OK = frozenset({
     "duckdb_constraints", "duckdb_indexes", "duckdb_types", "duckdb_functions", "duckdb_keywords",
     "duckdb_sequences", "duckdb_dependencies",
     "pragma_table_info", "pragma_show", "pragma_show_tables",
-    "pragma_version", "pragma_storage_info", "pragma_database_size",
+    "pragma_version", "pragma_storage_info",
 })
+
+#: Catalog functions whose result depends on the process's earlier work, not on the database:
+#: ``pragma_database_size()`` reports the buffer pool's memory, which persists across episodes and
+#: batch items (issue 30: the same trajectory passed when scored first and failed after a
+#: neighbour that scanned large tables). Rejected as table functions, PRAGMAs and views.
+_STATEFUL = frozenset({"pragma_database_size", "database_size", "duckdb_memory"})
+
+#: Names the verifier keeps to itself: the witness overlay's attached base catalog and any object
+#: it builds start with ``__``, so no agent identifier may (issue 30: a Python step read the
+#: overlay's ``__witness_0`` table during re-execution). No MIMIC-IV table or column starts so.
+RESERVED_PREFIX = "__"
 
 #: Catalog functions and views that show file paths or settings (issue 11: the database's
 #: path tells a policy where the tasks file may lie), rejected as table functions, as
@@ -73,6 +84,9 @@ _CATALOG_DENIED = tuple(re.compile(p) for p in (
 
 #: The rejection reason for them.
 _PATHS_REASON = "reveals file paths or settings of the environment; not allowed"
+#: The rejection reason for ``_STATEFUL``.
+_STATEFUL_REASON = ("reports the process's memory and earlier work, not the database: its result would differ "
+                    "from one scoring to the next; not allowed")
 
 #: Scalar or table function names rejected anywhere (regular expressions, full match, lower case).
 _FUNCS_DENIED = tuple(re.compile(p) for p in (
@@ -134,9 +148,11 @@ def _reveals_paths(name: str) -> bool:
 
 def _check_table(sql: str, table: exp.Table) -> None:
     """Table references: allowlisted table functions or plain identifiers, none of
-    the path- or settings-revealing catalog views."""
+    the path- or settings-revealing catalog views nor the stateful ones."""
     if isinstance(table.this, exp.Func):
         name = _func_name(table.this)
+        if name in _STATEFUL:
+            raise UnsafeQueryError(sql, f"table function {name}() {_STATEFUL_REASON}")
         if _reveals_paths(name):
             raise UnsafeQueryError(sql, f"table function {name}() {_PATHS_REASON}")
         if name not in _TABLE_FUNCS_OK:
@@ -151,6 +167,8 @@ def _check_table(sql: str, table: exp.Table) -> None:
             raise UnsafeQueryError(sql, f"table reference {shown} is not a plain table name (files, URLs and paths are not allowed)")
     if isinstance(table.this, exp.Identifier) and _reveals_paths(table.this.name):
         raise UnsafeQueryError(sql, f"catalog view {table.this.name} {_PATHS_REASON}")
+    if isinstance(table.this, exp.Identifier) and table.this.name.lower() in _STATEFUL:
+        raise UnsafeQueryError(sql, f"catalog view {table.this.name} {_STATEFUL_REASON}")
 
 
 def _statement_word(root: exp.Expression) -> str:
@@ -173,6 +191,8 @@ def _check_root(sql: str, root: exp.Expression) -> None:
         name = _func_name(inner) if isinstance(inner, exp.Func) else (inner.name if isinstance(inner, exp.Expression) else str(inner))
         if _reveals_paths(name):
             raise UnsafeQueryError(sql, f"PRAGMA {name} {_PATHS_REASON}")
+        if name.lower() in _STATEFUL:
+            raise UnsafeQueryError(sql, f"PRAGMA {name} {_STATEFUL_REASON}")
         if isinstance(inner, (exp.EQ, exp.PropertyEQ)) or name.lower() not in _PRAGMA_OK:
             raise UnsafeQueryError(sql, f"PRAGMA {root.this.sql('duckdb') if isinstance(root.this, exp.Expression) else root.this} is not a read-only catalog pragma")
     elif isinstance(root, (exp.Describe, exp.Summarize)):
@@ -187,6 +207,9 @@ def _check_root(sql: str, root: exp.Expression) -> None:
 
 def _walk_checks(sql: str, root: exp.Expression) -> None:
     for node in root.walk():
+        if isinstance(node, exp.Identifier) and str(node.this).startswith(RESERVED_PREFIX):
+            raise UnsafeQueryError(sql, f"identifier {str(node.this)[:40]!r} starts with {RESERVED_PREFIX!r}, which the "
+                                        "verifier reserves for its own objects; no table or column of the database does")
         if isinstance(node, _NODES_DENIED):
             kind = "SELECT ... INTO" if isinstance(node, exp.Into) else node.key.upper()
             raise UnsafeQueryError(sql, f"{kind} is not allowed inside a read-only query")
