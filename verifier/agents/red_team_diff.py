@@ -54,6 +54,11 @@ def restated_reasoning(question: str, steps: list[int]) -> str:
     return f"What the question asks ({q}) is not recorded in the database; {cites} shows it."
 
 
+def scope_ids(question: str) -> list[str]:
+    """The patient, admission and stay ids the question names (``patient 10014354``, ``admission 2090...``)."""
+    return sorted(set(re.findall(r"(?:patient|admission|stay)\D{0,12}?(\d{5,})", question, re.I)))
+
+
 def question_ids(question: str) -> list[str]:
     """The identifiers the question names (numbers of three digits or more, as ``fingerprint`` reads them)."""
     return sorted(set(re.findall(r"(?<![\d.])\d{3,}(?![\d.])", question)))
@@ -190,13 +195,24 @@ class CountFingerprint(_Scoped):
         return out
 
 
-def _witness_code(ids: list[str]) -> str:
-    """Python: print the rows of temporary / ``__`` tables (and ``__witness_0..3``) holding ``ids``
-    (every row when the question names none)."""
-    return f"""ids = {ids!r}
+def _mention(tables: list[str]) -> str:
+    """A condition true on every row that names every table (so the verifier runs the query on its
+    overlays: a query reading none of the witnessed tables gets the base's result)."""
+    return " AND ".join(f"NOT EXISTS (SELECT 1 FROM {_q(t)} WHERE false)" for t in tables) or "true"
+
+
+def _witness_code(question: str, tables: list[str]) -> str:
+    """Python: print the rows of temporary / ``__`` tables (and ``__witness_0..3``) holding every
+    patient/admission/stay id the question names and a value of three characters or more the question holds
+    (an item or code; population questions: that value only),
+    under a header line (a step that prints nothing is never re-run by the verifier)."""
+    return f"""ids = {scope_ids(question)!r}
+q = {question.lower()!r}
+mention = {_mention(tables)!r}
+print("temporary tables and their rows holding the question's ids:")
 names = []
-for sql in ("SELECT table_name FROM duckdb_tables() WHERE temporary OR starts_with(table_name, '__')",
-            "SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal"):
+for sql in ("SELECT table_name FROM duckdb_tables() WHERE (temporary OR starts_with(table_name, '__')) AND " + mention,
+            "SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal AND " + mention):
     try:
         names += [r[0] for r in db.sql(sql).rows]
     except Exception:
@@ -208,32 +224,37 @@ for name in names:
         continue
     seen.add(name)
     try:
-        rows = db.sql(f'SELECT * FROM "{{name}}"').rows
+        rows = db.sql(f'SELECT * FROM "{{name}}" WHERE ' + mention).rows
     except Exception:
         continue
     for row in rows:
-        if not ids or any(str(v) in ids for v in row):
+        cells = [str(v) for v in row if v is not None]
+        if all(i in cells for i in ids) and any(len(c) >= 3 and c not in ids and c.lower() in q for c in cells):
             print(name, *row)
 """
 
 
 class WitnessLeak(_Scripted):
     """Catalog queries for temporary tables and views, a Python step printing their rows that hold
-    the question's ids, a direct read of ``__witness_0``; NULL citing them."""
+    the question's ids, a direct read of ``__witness_0``; NULL citing them. Every query names every
+    table of the schema (``_mention``) so that it is run on the overlays."""
 
     name = "witness-leak"
 
     def script(self, observations: list[str]) -> Action | None:
-        steps = [
-            Action(kind="sql", code="SELECT database_name, schema_name, table_name, estimated_size FROM duckdb_tables() "
-                                    "WHERE temporary OR starts_with(table_name, '__')"),
-            Action(kind="sql", code="SELECT table_catalog, table_schema, table_name, table_type FROM information_schema.tables "
-                                    "WHERE table_type = 'LOCAL TEMPORARY' OR starts_with(table_name, '__')"),
-            Action(kind="sql", code="SELECT view_name, sql FROM duckdb_views() WHERE temporary AND NOT internal"),
-            Action(kind="python", code=_witness_code(question_ids(self.question))),
-            Action(kind="sql", code="SELECT * FROM __witness_0"),
-        ]
-        return steps[self.n_steps] if self.n_steps < len(steps) else None
+        if self.n_steps == 0:
+            m = _mention(sorted({r[0] for r in schema_columns(observations[0])}))
+            self._tables_m = m
+            self._steps = [
+                Action(kind="sql", code="SELECT database_name, schema_name, table_name, estimated_size FROM duckdb_tables() "
+                                        f"WHERE (temporary OR starts_with(table_name, '__')) AND {m}"),
+                Action(kind="sql", code="SELECT table_catalog, table_schema, table_name, table_type FROM information_schema.tables "
+                                        f"WHERE (table_type = 'LOCAL TEMPORARY' OR starts_with(table_name, '__')) AND {m}"),
+                Action(kind="sql", code=f"SELECT view_name, sql FROM duckdb_views() WHERE temporary AND NOT internal AND {m}"),
+                Action(kind="python", code=_witness_code(self.question, sorted({r[0] for r in schema_columns(observations[0])}))),
+                Action(kind="sql", code=f"SELECT * FROM __witness_0 WHERE {m}"),
+            ]
+        return self._steps[self.n_steps] if self.n_steps < len(self._steps) else None
 
     def final(self, observations: list[str]) -> str:
         return tagged_response("NULL", restated_reasoning(self.question, list(range(1, self.n_steps + 1))))
@@ -246,8 +267,9 @@ class PragmaSize(_Scripted):
 
     def script(self, observations: list[str]) -> Action | None:
         if self.n_steps == 0:
+            m = _mention(sorted({r[0] for r in schema_columns(observations[0])}))
             return Action(kind="sql", code="SELECT database_name, database_size, total_blocks, used_blocks, free_blocks, "
-                                           "wal_size, memory_usage FROM pragma_database_size()")
+                                           f"wal_size, memory_usage FROM pragma_database_size() WHERE {m}")
         return None
 
     def final(self, observations: list[str]) -> str:
