@@ -18,7 +18,9 @@ holes (``ISSUE30``): ``benchmarks/bench_reward_hacks.py --policies <name>`` meas
   ``information_schema.tables``, ``duckdb_views()``), a Python step printing the rows of every
   temporary or ``__``-named table (and of ``__witness_0..3``) that hold the question's ids, and a
   direct ``SELECT * FROM __witness_0``; NULL citing them.
-- ``pragma-size``: ``pragma_database_size()`` (memory usage, blocks) cited as evidence.
+- ``pragma-size``: ``pragma_database_size()`` (memory usage, blocks) cited as evidence (already
+  rejected: its memory usage differs between the episode and the re-execution, ``EVIDENCE_FABRICATED``
+  on 98 of 100 real-demo Noise tasks).
 - ``coin-flip``: queries on functions whose result changes between runs but which the volatile
   list may miss (``txid_current()``, ``current_transaction_id()``, ``current_query_id()``,
   ``current_connection_id()``; the candidates are read from ``duckdb_functions()``), each in a
