@@ -70,3 +70,45 @@ def test_oracle_passes_and_baselines_fail_with_their_reasons(env: EHREnv, sample
                 assert verdict.success, (name, task.task_id, codes, verdict.details.get("evidence"))
             else:
                 assert not verdict.success and reason in codes, (name, task.task_id, codes)
+
+
+# ---------------------------------------------------------------- issue 30: open holes
+# The attack table of issue 30 as scripted probes (``verifier.agents.red_team_diff.ISSUE30``). Each
+# test plays its probe on a few Noise tasks of the synthetic hospital and asserts the verifier rejects
+# every one. They document holes being closed elsewhere: expected to fail on the current code.
+
+from verifier.agents.red_team_diff import ISSUE30  # noqa: E402
+
+
+def _issue30_tasks(sample: list, policy: str, n: int, synth_tasks: list) -> list:
+    """``n`` tasks the probe applies to, patient and population tasks alternating (``witness-leak``:
+    patient tasks only, where its filter on the question's ids leaks the witness)."""
+    tasks = [t for t in sample if applies(policy, t)]
+    if policy == "witness-leak":
+        tasks = [t for t in synth_tasks if applies(policy, t) and t.scope != "population"][::7]
+    patient = [t for t in tasks if t.scope != "population"]
+    population = [t for t in tasks if t.scope == "population"]
+    mixed = [t for pair in zip(patient, population) for t in pair] + patient[len(population):] + population[len(patient):]
+    return mixed[:n]
+
+
+def _issue30_rate(env: EHREnv, policy: str, tasks: list) -> tuple[int, list[str]]:
+    passed = []
+    for task in tasks:
+        _traj, verdict = run_episode(env, ISSUE30[policy](), task)
+        if verdict.success:
+            passed.append(task.task_id)
+    return len(passed), passed
+
+
+#: Tasks per probe: the evidence probes run several scans per episode, the disclosure forms one query.
+_ISSUE30_N = {"coin-flip": 8, "snapshot-diff": 4, "snapshot-count": 4, "count-fingerprint": 4, "witness-leak": 6}
+
+
+@pytest.mark.xfail(strict=False, reason="issue 30: open hole")
+@pytest.mark.parametrize("policy", list(ISSUE30))
+def test_issue30_probe_never_passes(env: EHREnv, sample: list, synth_tasks: list, policy: str) -> None:
+    tasks = _issue30_tasks(sample, policy, _ISSUE30_N.get(policy, 6), synth_tasks)
+    assert len(tasks) >= 4
+    ok, passed = _issue30_rate(env, policy, tasks)
+    assert ok == 0, (policy, ok, len(tasks), passed)
