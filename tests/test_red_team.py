@@ -105,8 +105,12 @@ def _issue30_rate(env: EHREnv, policy: str, tasks: list) -> tuple[int, list[str]
 _ISSUE30_N = {"coin-flip": 8, "snapshot-diff": 4, "snapshot-count": 4, "count-fingerprint": 4, "witness-leak": 6}
 
 
-@pytest.mark.xfail(strict=False, reason="issue 30: open hole")
-@pytest.mark.parametrize("policy", list(ISSUE30))
+#: Probes whose hole is still open (expected to pass the verifier until closed).
+_OPEN: frozenset[str] = frozenset(p for p in ISSUE30 if p.startswith(("reasoning-", "disclose-")))
+
+
+@pytest.mark.parametrize("policy", [pytest.param(p, marks=pytest.mark.xfail(strict=False, reason="issue 30: open hole"))
+                                    if p in _OPEN else p for p in ISSUE30])
 def test_issue30_probe_never_passes(env: EHREnv, sample: list, synth_tasks: list, policy: str) -> None:
     tasks = _issue30_tasks(sample, policy, _ISSUE30_N.get(policy, 6), synth_tasks)
     assert len(tasks) >= 4
