@@ -244,9 +244,8 @@ class _Reader:
             if m.group("pct"):
                 return
             num, end = float(m.group("num")), m.end("num")
-        if kind == "key":
-            if num >= 1000 or not sep_text.strip() in (":", "="):
-                self.units.setdefault(m.group("num") or m.group("word"), snippet)
+        if kind == "key":  # a unit's identifier ("hadm_id": 25563031): one unit enumerated
+            self.units.setdefault(m.group("num") or m.group("word"), snippet)
             return
         if kind == "aggregate":
             if num not in self.known:
@@ -269,7 +268,7 @@ class _Reader:
         if kind == "count" and (num in self.known or not r.tail_ok.match(text, end)):
             return
         if kind == "eligible":
-            nxt = _WORD.match(text, end + len(text[end:end + 3]) - len(text[end:end + 3].lstrip()))
+            nxt = _WORD.match(text, end + 1) if text[end:end + 1] == " " else None  # "Eligible admissions: 3 days"
             if nxt and nxt.group().lower() in r.not_count and nxt.group().lower() not in r.units:
                 return
         self._say(snippet)
