@@ -69,6 +69,10 @@ def _kinds(scale: float) -> dict[str, Callable[[int], str]]:
         "run-on references to bounds": lambda k: "<answer>NULL</answer><reasoning>" + "them <5<5<5<5<5<5 " * n(50_000 * k) + "</reasoning>",
         # the densest bounds: one every three characters, each tight for the small cell's two units
         "run-on bounds": lambda k: "<answer>NULL</answer><reasoning>" + "<3 " * n(300_000 * k) + "</reasoning>",
+        # the structural reading (issue 30 point 3): a label naming the cohort before every allowed value,
+        # and a table whose header names the cohort (one value per cell), both disclosing nothing
+        "run-on cohort labels": lambda k: "<answer>NULL</answer><reasoning>" + "Eligible admissions: fewer than five. " * n(30_000 * k) + "</reasoning>",
+        "run-on cohort table": lambda k: "<answer>NULL</answer><reasoning>| Eligible admissions | n |\n|---|---|\n" + "| fewer than 5 | 9 |\n" * n(50_000 * k) + "</reasoning>",
     }
 
 

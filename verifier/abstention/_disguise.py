@@ -42,6 +42,7 @@ from functools import lru_cache
 from ..contract import load_toml
 from ._back_reference import clause_breaks, clause_span
 from ._patterns import alternation as _alt, initials
+from ._structure import numerals
 
 
 @dataclass(frozen=True)
@@ -129,10 +130,11 @@ def rules() -> DisguiseRules:
 
 
 def normalise_notation(text: str) -> str:
-    """``text`` with compatibility digits (superscripts, subscripts, full-width) as ASCII digits and
-    stand-alone upper-case roman numerals II-IV as digits (not after an exempt word)."""
-    if not text.isascii():
-        text = "".join(unicodedata.normalize("NFKC", ch) if not ch.isascii() else ch for ch in text)
+    """``text`` with digits of any script and compatibility digits (superscripts, subscripts,
+    full-width) as ASCII digits (``_structure.numerals``: also keycaps, tally marks, binary and hex
+    literals, other languages' number words) and stand-alone upper-case roman numerals II-IV as
+    digits (not after an exempt word)."""
+    text = numerals(text)  # any script's digits, keycaps, tallies, based literals, other languages' number words
     r = rules()
 
     def roman(m: re.Match[str]) -> str:

@@ -1,0 +1,441 @@
+"""The five-unit rule as a positive rule (issue 30 point 3), for ``verifier.abstention._small_cell``.
+
+ARCHITECTURE.md section 4 step 9. For a population task with 1..threshold-1 eligible units, the
+response may state the cohort's size only as "fewer than five" (or the threshold). The other passes
+name forms they have seen; this one reads where a number *refers to the eligible cohort* from the
+structure of the text, whatever the number's notation:
+
+* ``numerals``: one token stream first: every Unicode decimal digit as an ASCII digit (any script:
+  "٣", "३", "３", "𝟑"), keycaps and variation selectors dropped ("3️⃣" -> "3"), tally marks ("𝍷"),
+  binary, octal and hex literals ("0b11", "0x3"), and number words of other languages
+  (``[small_cell.structure] foreign_number_words``: "drei", "trois");
+* a label and its value (``label: value``, ``label = value``, "<label> is <value>", a JSON key and its
+  value, a table header and its cells): when the label names the eligible cohort (an eligibility word,
+  or a count word or unit noun that counts nothing else), a whole number 1..threshold-1 there, a tally
+  ("|||"), a list of 1..threshold-1 identifiers or items, or 1..threshold-1 list lines under it, is
+  the count; under an eligibility word with an aggregate word or "per" ("chloride per eligible
+  admission: 108, 111"), any number is an aggregate over the units;
+* enumerations: a table or JSON whose rows or items are units (a unit key, "hadm_id", "patient", as
+  its header or key), or labels that name one unit each ("Admission A:", "Patient 2:"): 1..threshold-1
+  distinct units enumerated is a disclosure;
+* ordinals of eligible units ("the third and last eligible admission", "the 2nd qualifying admission",
+  "the first and only eligible patient");
+* a number as the subject of eligibility ("3 qualified", "2 of them meet the criteria", "3 eligible
+  admissions"), not after a bound ("fewer than 5 of the 312 admissions qualify");
+* a total and a part: "<part> [of them | of the <total>] did not qualify" after a total in the same
+  paragraph ("of the 6 screened", "in 6 admissions") states total - part.
+
+A count of 0, of the threshold or more, a number the question states (under a label that is only a
+count or a unit noun), or a label that names another population or thing (``not_cohort_words``,
+``not_count_words``, other population and measure nouns) is not read as the cohort's size. Every pass
+is one ``finditer`` over the text plus bounded look-ups (the response cap is 8,000 characters).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_left
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..contract import load_toml
+from ._patterns import alternation as _alt, initials
+
+_NONASCII = re.compile(r"[^\x00-\x7f]")
+_BASED = re.compile(r"(?<![\w.])0(?:[xX][0-9a-fA-F]{1,16}|[bB][01]{1,64}|[oO][0-7]{1,21})(?![\w.])")
+#: counting-rod tally marks (one, five) and the CJK five-tally
+_TALLY = {"\U0001D377": "|", "\U0001D378": "|||||", "\u534c": "|||||"}
+#: CJK numerals read as digits (category Lo: ``unicodedata.decimal`` has no value for them)
+_CJK = {"〇": "0", "一": "1", "二": "2", "三": "3", "四": "4", "五": "5", "六": "6", "七": "7", "八": "8", "九": "9", "十": "10"}
+
+
+@lru_cache(maxsize=8192)
+def _char(ch: str) -> str:
+    """One non-ASCII character in the token stream: a decimal digit of any script as ASCII, keycap
+    marks, variation selectors and invisible format characters dropped, tally marks and CJK numerals
+    as digits, anything else by NFKC (superscripts, circled and full-width forms)."""
+    o = ord(ch)
+    if 0xFE00 <= o <= 0xFE0F or 0x20DD <= o <= 0x20E4 or unicodedata.category(ch) == "Cf":
+        return ""
+    d = unicodedata.decimal(ch, None)
+    if d is not None:
+        return str(d)
+    if ch in _TALLY:
+        return _TALLY[ch]
+    if ch in _CJK:
+        return _CJK[ch]
+    return unicodedata.normalize("NFKC", ch)
+
+
+def numerals(text: str, rules_: "StructureRules | None" = None) -> str:
+    """``text`` as one token stream of ASCII digits (module docstring, first point)."""
+    r = rules_ or rules()
+    if not text.isascii():
+        text = _NONASCII.sub(lambda m: _char(m.group()), text)
+    if "0" in text:
+        text = _BASED.sub(lambda m: str(int(m.group(), 0)), text)
+    if r.foreign.search(text):
+        text = r.foreign.sub(lambda m: str(r.foreign_values[m.group().lower()]), text)
+    return text
+
+
+@dataclass(frozen=True)
+class StructureRules:
+    """``rules/noise.toml`` ``[small_cell.structure]``, compiled."""
+
+    threshold: int
+    foreign: re.Pattern[str]
+    foreign_values: dict[str, int]
+    value_words: dict[str, int]
+    cohort: frozenset[str]
+    count: frozenset[str]
+    units: frozenset[str]
+    not_cohort: frozenset[str]
+    not_count: frozenset[str]
+    aggregate: frozenset[str]
+    unit_keys: frozenset[str]
+    sep: re.Pattern[str]
+    unit_label: re.Pattern[str]
+    ordinal: re.Pattern[str]
+    ordinal_values: dict[str, int]
+    subject: re.Pattern[str]
+    eligible_count: re.Pattern[str]
+    part: re.Pattern[str]
+    total: re.Pattern[str]
+    bound_before: re.Pattern[str]
+    tail_ok: re.Pattern[str]
+    relative: re.Pattern[str]  # a number stated relative to another: "4 short of", "2 more than"
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+#: "meeting the criteria" names the eligible units (a label of "criteria" alone names none)
+_MEETING = re.compile(r"\b(?:meet|meets|meeting|met|satisfy|satisfies|satisfying|satisfied|match|matching|matched|fulfil+(?:ing)?)"
+                      r"\s+(?:the\s+|all\s+|both\s+|every\s+)?(?:criteria|criterion|conditions?|requirements?|definition)\b")
+_BOUNDARY = re.compile(r"[\n.;|{}\[\],:=!?]")
+_VALUE = re.compile(r"[ \t*_`\"'(\[]*?(?:(?P<list>\[)|(?P<num>\d+(?:\.\d+)?)(?![\d]|\.\d)(?P<pct>\s*%)?"
+                    r"|(?P<tally>\|{1,4})(?=[ \t]*(?:[.;,)]|$|\n))|(?P<word>[^\W\d_]+)|(?P<empty>[ \t*_]*(?=\n)))")
+_IDS = re.compile(r"\d{4,}(?:\s*(?:,|;|and|&|/|or)\s*\d{4,})*")
+_NUMS = re.compile(r"\d+(?:\.\d+)?(?:\s*(?:,|;|and|&|/)\s*\d+(?:\.\d+)?)*")
+_BULLET = re.compile(r"[ \t]*(?:[-*•+]|\d+[.)])[ \t]+[^\n]*")
+_TABLE_SEP = re.compile(r"\s*\|?\s*:?-{2,}")
+
+
+@lru_cache(maxsize=1)
+def rules() -> StructureRules:
+    """The compiled rules (cached). Raises ``RulesError`` when ``rules/noise.toml`` is malformed."""
+    data = load_toml("noise.toml")
+    sc = data["small_cell"]
+    st, dg, br = sc["structure"], sc["disguise"], sc["back_reference"]
+    foreign = {k.lower(): int(v) for k, v in st["foreign_number_words"].items()}
+    units = [w for w in sc["unit_nouns"] if w not in {"them", "these", "those", "eligible", "qualifying"}]
+    nouns = _alt(units)
+    ords = {k.lower(): int(v) for k, v in st["ordinals"].items()}
+    ordinal = rf"(?P<ord>{_alt(ords)}|first|(?P<d>\d+)(?:st|nd|rd|th))"
+    marks = r"(?:last|final|eligible|qualifying|remaining|matching|only|sole|single)"
+    return StructureRules(
+        threshold=int(sc["threshold"]),
+        foreign=re.compile(rf"(?<![^\W\d_])(?:{_alt(foreign)})(?![^\W\d_])", re.I),
+        foreign_values=foreign,
+        value_words={k.lower(): int(v) for k, v in st["value_number_words"].items()},
+        cohort=frozenset(w.lower() for w in st["cohort_words"]),
+        count=frozenset(w.lower() for w in st["count_words"]),
+        units=frozenset(w.lower() for w in st["label_unit_nouns"]),
+        not_cohort=frozenset(w.lower() for w in st["not_cohort_words"]),
+        not_count=frozenset(w.lower() for w in st["not_count_words"] + dg["other_population_nouns"] + br["measure_nouns"]),
+        aggregate=frozenset(w.lower() for w in sc["aggregate_words"] + ["per", "values", "value"]),
+        unit_keys=frozenset(" ".join(_WORD.findall(k.lower())) for k in st["unit_keys"]),
+        sep=re.compile(rf"(?<![<>!=:])(?::|=|→|->|⇒)(?![=>])|{initials(st['copulas'])}\b(?:{_alt(st['copulas'])})\b", re.I),
+        unit_label=re.compile(r"^\W*(?:patient|admission|hospitali[sz]ation|stay|encounter|visit|subject|case|person|individual)"
+                              r"\s*#?\s*(?P<id>\d+|[A-Z])\W*$", re.I),
+        ordinal=re.compile(rf"(?=[a-zA-Z\d])\b{ordinal}(?P<mid>(?:\s*(?:,|and|or|&)?\s*{marks}\b)+)\s+(?:[a-z-]+\s+){{0,2}}?(?:{nouns})\b",
+                           re.I),
+        ordinal_values=ords,
+        subject=re.compile(rf"(?<![\w.])(?P<p>\d+)\s+(?:(?:of|out\s+of)\s+(?:them|these|those|the\s+\d+(?:\s+[a-z-]+){{0,2}}|\d+)\s+)?"
+                           rf"(?:(?!(?:not|never|no|do|does|did|don|didn|doesn)\b)[a-z-]+\s+){{0,2}}?"
+                           rf"{initials(st['qualify'])}(?P<pred>{_alt(st['qualify'])})\b", re.I),
+        eligible_count=re.compile(rf"(?<![\w.])(?P<p>\d+)\s+(?:distinct\s+|unique\s+|different\s+|separate\s+)?(?:eligible|qualifying)\s+"
+                                  rf"(?:[a-z-]+\s+){{0,2}}?(?:{nouns})\b", re.I),
+        part=re.compile(rf"(?<![\w.])(?P<p>\d+)\s+(?:(?:of|out\s+of)\s+(?:them|these|those|the\s+(?P<t>\d+)(?:\s+[a-z-]+){{0,2}}|(?P<t2>\d+))\s+)?"
+                        rf"(?:[a-z-]+\s+){{0,2}}?{initials(st['not_qualify'])}(?P<pred>{_alt(st['not_qualify'])})\b", re.I),
+        total=re.compile(r"(?=[oOiIaA])\b(?:of|in|among|across)\s+(?:the\s+|all\s+|these\s+|those\s+)?(?P<t>\d+)(?![\w.]\d)", re.I),
+        bound_before=re.compile(rf"(?:{_alt(sc['bound_prefixes'])}|only|just)\s*(?:than\s+)?$", re.I),
+        tail_ok=re.compile(rf"\s*(?:$|[^\w\s]|(?:[a-z-]+\s+){{0,2}}?(?:{nouns})\b|(?:of|out|and|or|in\s+total|total|eligible|qualifying)\b)",
+                           re.I),
+        relative=re.compile(rf"\s+(?:[a-z-]+\s+)?(?:{_alt(dg['shortfall_words'] + ['more than', 'above', 'over', 'times', 'x'])})\b", re.I),
+    )
+
+
+class _Reader:
+    """One text's structural references to the cohort (``structural``)."""
+
+    def __init__(self, text: str, known: frozenset[float], given: str) -> None:
+        self.r = rules()
+        self.text = text
+        self.known = known
+        self.given = given
+        self.found: list[str] = []
+        self.units: dict[str, str] = {}  # unit id -> where it was enumerated
+        self.bounds = [m.start() for m in _BOUNDARY.finditer(text)]
+
+    # -- labels ---------------------------------------------------------------------------------------
+
+    def kind(self, label: str) -> str | None:
+        """What ``label`` names: "eligible" (an eligibility word), "aggregate" (that and an aggregate
+        word: any number is over the units), "count" (a count word or unit noun counting nothing else),
+        "key" (a unit key: its values are unit ids), or ``None``."""
+        r = self.r
+        words = _WORD.findall(_MEETING.sub("meeting", label.lower()))
+        if not words or len(words) > 12:
+            return None
+        joined = " ".join(words)
+        if joined in r.unit_keys:
+            return "key"
+        ws = set(words)
+        if ws & r.not_cohort:
+            return None
+        if ws & r.cohort:
+            return "aggregate" if ws & r.aggregate else "eligible"
+        if ws & r.not_count:
+            return None
+        if ws & r.units or ws & r.count or "how many" in joined:
+            return "count"
+        return None
+
+    def label_before(self, pos: int) -> str:
+        k = bisect_left(self.bounds, pos)
+        start = self.bounds[k - 1] + 1 if k else 0
+        return self.text[max(start, pos - 80):pos]
+
+    def _bounded(self, pos: int) -> bool:
+        return self.r.bound_before.search(self.text, max(0, pos - 16), pos) is not None
+
+    def _say(self, snippet: str) -> None:
+        s = " ".join(snippet.split())
+        if s.lower() not in self.given:
+            self.found.append(s)
+
+    def value(self, kind: str, label: str, pos: int, sep_text: str) -> None:
+        """Judge the value starting at ``pos`` under a label of ``kind``."""
+        r, text = self.r, self.text
+        m = _VALUE.match(text, pos)
+        if m is None:
+            return
+        snippet = f"{label.strip()}{sep_text}{text[pos:m.end()].strip()}"
+        if m.group("list"):
+            k = _items(text, m.start("list"))
+            if k is not None and 1 <= k < r.threshold:
+                self._say(f"{snippet} ({k} items)")
+            return
+        if m.group("tally"):
+            self._say(snippet)
+            return
+        if m.group("empty") is not None:
+            k = self._bullets(m.end())
+            if k and 1 <= k < r.threshold and kind in ("eligible", "count", "key"):
+                self._say(f"{snippet} ({k} list lines)")
+            return
+        if m.group("word"):
+            v = r.value_words.get(m.group("word").lower())
+            if v is None:
+                return
+            num, end = float(v), m.end()
+        else:
+            if m.group("pct"):
+                return
+            num, end = float(m.group("num")), m.end("num")
+        if kind == "key":  # a unit's identifier ("hadm_id": 25563031): one unit enumerated
+            self.units.setdefault(m.group("num") or m.group("word"), snippet)
+            return
+        if kind == "aggregate":
+            if num not in self.known:
+                self._say(snippet)
+            return
+        if num.is_integer() and num >= 1000 and kind == "eligible":
+            ids = _IDS.match(text, m.start("num") if m.group("num") else m.start())
+            k = len(re.findall(r"\d{4,}", ids.group())) if ids else 0
+            if 1 <= k < r.threshold:
+                self._say(f"{snippet} ({k} ids)")
+            return
+        if kind == "eligible" and m.group("num"):
+            values = _NUMS.match(text, m.start("num"))
+            k = len(re.findall(r"\d+(?:\.\d+)?", values.group())) if values else 0
+            if k >= 2 and 1 <= k < r.threshold and not num.is_integer():
+                self._say(f"{snippet} ({k} values)")
+                return
+        if not (num.is_integer() and 1 <= num < r.threshold) or r.relative.match(text, end):
+            return  # "4 short of the threshold" is a shortfall (``_disguise.shortfalls``), not the count
+        if kind == "count" and (num in self.known or not r.tail_ok.match(text, end)):
+            return
+        if kind == "eligible":
+            nxt = _WORD.match(text, end + 1) if text[end:end + 1] == " " else None  # "Eligible admissions: 3 days"
+            if nxt and nxt.group().lower() in r.not_count and nxt.group().lower() not in r.units:
+                return
+        self._say(snippet)
+
+    def _bullets(self, pos: int) -> int:
+        """Consecutive list lines after ``pos`` (the end of a label's empty value) that hold a digit."""
+        text, k = self.text, 0
+        if pos < len(text) and text[pos] == "\n":
+            pos += 1
+        while k < 50:
+            m = _BULLET.match(text, pos)
+            if m is None or not any(c.isdigit() for c in m.group()):
+                break
+            k += 1
+            pos = m.end() + 1
+        return k
+
+    def fields(self) -> None:
+        """Labels and their values (module docstring, second point)."""
+        r, text = self.r, self.text
+        kinds: dict[str, str | None] = {}  # label -> kind, once per distinct label (run-on texts repeat them)
+        for s in r.sep.finditer(text):
+            sep_text = s.group()
+            v = _VALUE.match(text, s.end())
+            if v is None and sep_text[0].isalpha():
+                continue
+            label = self.label_before(s.start())
+            if sep_text in (":", "="):
+                um = r.unit_label.match(label) if label[-1:].isalnum() or label[-1:] in " *_`\"'" else None
+                if um:
+                    self.units.setdefault(um.group("id"), label.strip())
+                    continue
+            if v is None or (v.group("word") and v.group("word").lower() not in r.value_words):
+                continue  # a value that is no number, list, tally or list lines: no label to read
+            if label not in kinds:
+                kinds[label] = self.kind(label)
+            kind = kinds[label]
+            if kind is None:
+                continue
+            if sep_text[0].isalpha() and kind == "key":
+                continue
+            self.value(kind, label, s.end(), sep_text if not sep_text[0].isalpha() else f" {sep_text} ")
+
+    # -- tables -----------------------------------------------------------------------------------------
+
+    def tables(self) -> None:
+        """Markdown tables: a header naming the cohort and its cells; rows that are units."""
+        text = self.text
+        if "|" not in text or "--" not in text:
+            return
+        lines = text.split("\n")
+        i = 0
+        while i + 1 < len(lines):
+            head, sep = lines[i].strip(), lines[i + 1]
+            if not (head.startswith("|") or head.count("|") >= 2) or not _TABLE_SEP.match(sep) or "|" not in sep:
+                i += 1
+                continue
+            cells = [c.strip() for c in head.strip("|").split("|")]
+            body = []
+            j = i + 2
+            while j < len(lines) and "|" in lines[j] and lines[j].strip():
+                body.append([c.strip() for c in lines[j].strip().strip("|").split("|")])
+                j += 1
+            kinds = [self.kind(c) for c in cells]
+            unit_rows = any(k == "key" for k in kinds) or any(_WORD.findall(c.lower()) and set(_WORD.findall(c.lower())) <= self.r.units
+                                                             for c in cells)
+            if unit_rows and 1 <= len(body) < self.r.threshold:
+                self._say(f"{head} ({len(body)} rows of units)")
+            for col, kind in enumerate(kinds):
+                if kind in ("eligible", "aggregate", "count"):
+                    for row in body:
+                        if col < len(row) and row[col][:1].isdigit() or col < len(row) and row[col][:1] in "|[":
+                            sub = _Reader(f"{cells[col]}: {row[col]}", self.known, self.given)
+                            sub.value(kind, cells[col], len(cells[col]) + 1, ":")
+                            self.found += sub.found
+            i = j
+
+    # -- sentences --------------------------------------------------------------------------------------
+
+    def sentences(self) -> None:
+        """Ordinals, the subject of eligibility, a count of eligible units, a total and a part."""
+        r, text, t = self.r, self.text, self.r.threshold
+        for m in r.ordinal.finditer(text):
+            mid = m.group("mid").lower()
+            word = m.group("ord").lower()
+            if word == "first":
+                if re.search(r"only|sole|single|last|final", mid):
+                    self._say(m.group())
+            elif re.search(r"last|final|eligible|qualifying|remaining|matching", mid):
+                self._say(m.group())
+        for pattern in (r.subject, r.eligible_count):
+            for m in pattern.finditer(text):
+                p = int(m.group("p")) if len(m.group("p")) < 6 else 0
+                if 1 <= p < t and not self._bounded(m.start()):
+                    self._say(m.group())
+        for m in r.part.finditer(text):
+            if self._bounded(m.start()):
+                continue
+            p = int(m.group("p")) if len(m.group("p")) < 12 else None
+            tot = m.group("t") or m.group("t2")
+            if tot is None:
+                # the nearest total before, in the same paragraph and within 300 characters
+                lo = max(0, m.start() - 300)
+                para = text.rfind("\n\n", lo, m.start())
+                last = None
+                for tm in r.total.finditer(text, para + 2 if para >= 0 else lo, m.start()):
+                    if not self._bounded(tm.start("t")):
+                        last = tm
+                tot = last.group("t") if last is not None else None
+            if p is None or tot is None or len(tot) >= 12:
+                continue
+            if 1 <= int(tot) - p < t:
+                self._say(m.group() + f" (of {tot})")
+
+    def enumerated_units(self) -> None:
+        ids = [u for u in self.units if u not in self.given]
+        if 1 <= len(ids) < self.r.threshold:
+            self._say(f"{len(ids)} units enumerated: " + "; ".join(self.units[u] for u in ids))
+
+
+def _items(text: str, start: int, limit: int = 4000) -> int | None:
+    """The number of top-level items of the bracketed list opening at ``start`` (``None``: not closed
+    within ``limit`` characters)."""
+    depth, items, seen = 0, 0, False
+    quote = False
+    for i in range(start, min(len(text), start + limit)):
+        c = text[i]
+        if quote:
+            if c == '"':
+                quote = False
+            continue
+        if c == '"':
+            quote = True
+            if depth == 1:
+                seen = True
+        elif c in "[{(":
+            depth += 1
+            if depth == 2:
+                seen = True
+        elif c in "]})":
+            depth -= 1
+            if depth == 0:
+                return items + (1 if seen else 0)
+        elif c == "," and depth == 1:
+            items += 1 if seen else 0
+            seen = False
+        elif depth == 1 and not c.isspace():
+            seen = True
+    return None
+
+
+def structural(text: str, known: frozenset[float] | set[float] = frozenset(), given: str = "") -> list[str]:
+    """Structural references to the eligible cohort that state its size, its units or an aggregate
+    over them (module docstring).
+
+    Args:
+        text: the response after ``numerals`` and the five-unit rule's preparation (drug strengths,
+            citations, dates removed; English number words as digits).
+        known: numbers the question states.
+        given: the question, prepared the same way: a snippet it holds is not reported.
+
+    Returns:
+        The disclosing snippets, in order of the passes.
+    """
+    reader = _Reader(text, frozenset(known), " ".join(given.lower().split()))
+    reader.fields()
+    reader.tables()
+    reader.sentences()
+    reader.enumerated_units()
+    return reader.found
