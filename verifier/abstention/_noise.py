@@ -255,6 +255,8 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
             reasons.append(ReasonCode.REASONING_MISSES_REQUIREMENT)
         if rd["not_specific"]:
             reasons.append(ReasonCode.REASONING_NOT_SPECIFIC)
+        if rd["contradicts"]:
+            reasons.append(ReasonCode.REASONING_CONTRADICTS_ABSTENTION)
     else:
         details["reasoning"] = {"checked": False}
 
