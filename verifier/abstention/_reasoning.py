@@ -595,7 +595,9 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
             previous_named = previous_named or named_item or named_subject or refers
         recent.append(previous_named and any(_names(r.items, c) or _names(subject, c) for c in sentence) if r.items else True)
     # too few units is about the cohort, which the key-term check finds named anywhere in the Reasoning
-    states = any((g["about"] or (r.kind == "five" and "few" in g["kinds"])) and set(g["kinds"]) & set(accepted)
+    # a requirement without key terms (hand-written tasks) names no item to state a gap about: only
+    # contradictions are checked, as the key-term check passes it
+    states = not requirement.key_terms or any((g["about"] or (r.kind == "five" and "few" in g["kinds"])) and set(g["kinds"]) & set(accepted)
                  for g in gaps)
     return {"checked": True, "kind": r.kind, "accepted_kinds": list(accepted), "gaps": gaps,
             "states_gap": states, "contradictions": contradictions}
