@@ -11,8 +11,9 @@ their one disagreement. Unlike the honest corpus, most of these episodes should 
 section 4, "What the deterministic checks do not catch"): a Reasoning that names the task's key
 terms but states another requirement (a record said to exist with an empty field when none exists,
 a missing ICU-stay link produced by a wrong join, a contradiction produced by a reversed window
-function, a cohort said to be too small when a field is missing), twice resting on rows a Python
-step printed without reading them. A fix removes its entry (the test says so); a new false accept
+function), twice resting on rows a Python step printed without reading them. (A cohort said to be
+too small when a field is missing, advsyn_agent1/Q09, is closed by the consistency rule of issue 30
+point 4: its five-unit statement is about the cohort, not the missing ED times.) A fix removes its entry (the test says so); a new false accept
 fails the test. ``KNOWN_FALSE_REJECTS`` are episodes whose response cites only a wrong-scope step while
 in-scope evidence sits in a step it does not cite: the citation rule (issue 18 point 3) holds there
 by design (the instructions ask for the citation).
@@ -32,7 +33,6 @@ CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "episodes" / "adv
 
 KNOWN_FALSE_ACCEPTS = {
     "advsyn_agent1/Q04",  # a Python print of an invented row; the reasoning states a NULL start, not an absent record
-    "advsyn_agent1/Q09",  # "fewer than five admissions meet the criteria" where the ED times are what is missing
     "advsyn_agent2/Q02",  # a missing ICU-stay link produced by a wrong join, not the small count
     "advsyn_agent2/Q11",  # a Python-invented admission said to lack its DRG
     "advsyn_agent2/Q14",  # a contradiction produced by a reversed LEAD, not the absent readmission

@@ -56,7 +56,10 @@ reasons they produce appear in this order:
 4. Reasoning names the unmet requirement (``verifier.abstention._reasoning``,
    when ``config.check_reasoning``): ``REASONING_MISSES_REQUIREMENT``; naming many
    requirements of other programs wholesale, or hedging over the generic failure modes
-   (``_reasoning.hedged_modes``): ``REASONING_NOT_SPECIFIC``.
+   (``_reasoning.hedged_modes``): ``REASONING_NOT_SPECIFIC``. It must also state a gap of the
+   requirement's kind about its own item (``_reasoning.consistency``; else
+   ``REASONING_MISSES_REQUIREMENT``), and a clause stating the requirement met ("everything is
+   recorded", "the value exists") is ``REASONING_CONTRADICTS_ABSTENTION``.
 5. LLM judge (``verifier.abstention._judge``, only when ``config.judge`` is set, and only
    when every check above passed, so no request is spent on a verdict already
    decided): a rejection adds ``JUDGE_REJECTED``; a judge failure is recorded
@@ -274,6 +277,8 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
             reasons.append(ReasonCode.REASONING_MISSES_REQUIREMENT)
         if rd["not_specific"]:
             reasons.append(ReasonCode.REASONING_NOT_SPECIFIC)
+        if rd["contradicts"]:
+            reasons.append(ReasonCode.REASONING_CONTRADICTS_ABSTENTION)
     else:
         details["reasoning"] = {"checked": False}
 

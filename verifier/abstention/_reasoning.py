@@ -310,7 +310,9 @@ def check_reasoning(reasoning: str, requirement: UnmetRequirement, question: str
     limit = rules().max_foreign_concepts
     hedged = hedged_modes(reasoning)
     min_hedged = rules().min_hedged_modes
-    return not missing, {"key_terms": list(requirement.key_terms), "named": named, "missing": missing,
+    cons = consistency(reasoning, requirement, question)
+    return not missing and cons["states_gap"], {"key_terms": list(requirement.key_terms), "named": named, "missing": missing,
+                         "consistency": cons, "contradicts": bool(cons["contradictions"]),
                          "scope_implied": implied, "cohort_named": cohort, "foreign_concepts": foreign,
                          "hedged_modes": hedged,
                          "not_specific": (bool(limit) and len(foreign) >= limit) or (bool(min_hedged) and len(hedged) >= min_hedged)}
@@ -351,3 +353,275 @@ def _item_ids(term: str, where: str) -> tuple[str, ...]:
     if not _ANY_ITEM.search(where):
         return ()
     return tuple(re.findall(re.escape(term) + _ITEM_AFTER, where, flags=re.I))
+
+
+# ------------------------------------------------------------------ consistency with the abstention
+# Issue 30 point 4: a Reasoning must state a gap of the kind the requirement has, about its own item,
+# and must not state that the requirement is met (``rules/noise.toml`` ``[reasoning.consistency]``).
+
+
+def _alternation(patterns: list[str]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else re.compile(r"(?!x)x")
+
+
+@dataclass(frozen=True)
+class ConsistencyRules:
+    """``[reasoning.consistency]`` of ``rules/noise.toml``, compiled."""
+
+    clause_breaks: re.Pattern[str]
+    gap_terms: re.Pattern[str]
+    back_reference: re.Pattern[str]
+    consequence: re.Pattern[str]
+    hedge: re.Pattern[str]
+    #: gap kind -> its cues (``relation`` kept one pattern at a time: cues of the question do not count)
+    gaps: dict[str, re.Pattern[str]]
+    relation: tuple[str, ...]
+    relation_limits: re.Pattern[str]
+    relation_quantifier: re.Pattern[str]
+    relation_recording: re.Pattern[str]
+    #: requirement kind -> accepted gap kinds
+    accept: dict[str, tuple[str, ...]]
+    universal: re.Pattern[str]
+    value: re.Pattern[str]
+    existence: re.Pattern[str]
+    enough: re.Pattern[str]
+    other_scope: re.Pattern[str]
+
+
+@lru_cache(maxsize=1)
+def consistency_rules() -> ConsistencyRules | None:
+    """The compiled consistency rules, or ``None`` when ``rules/noise.toml`` has none (cached)."""
+    c = load_toml("noise.toml")["reasoning"].get("consistency")
+    if not c:
+        return None
+    gaps = c["gaps"]
+    asserts = c["asserts"]
+    return ConsistencyRules(
+        clause_breaks=_alternation(c["clause_breaks"]),
+        gap_terms=_alternation(c.get("gap_terms", [])),
+        back_reference=_alternation(c["back_reference"]),
+        consequence=_alternation(c["consequence"]),
+        hedge=_alternation(c["hedge"]),
+        gaps={k: _alternation(v) for k, v in gaps.items() if not k.startswith("relation")},
+        relation_quantifier=_alternation(gaps.get("relation_quantifier", [])),
+        relation_recording=_alternation(gaps.get("relation_recording", [])),
+        relation=tuple(gaps.get("relation", [])),
+        relation_limits=_alternation(c["limits"]["relation"]),
+        accept={k: tuple(v) for k, v in c["accept"].items()},
+        universal=_alternation(asserts["universal"]),
+        value=_alternation(asserts["value"]),
+        existence=_alternation(asserts["existence"]),
+        enough=_alternation(asserts["enough"]),
+        other_scope=_alternation(asserts["other_scope"]),
+    )
+
+
+@lru_cache(maxsize=4096)
+def _relation_cues(question: str) -> re.Pattern[str]:
+    """The relation cues that the task's own (normalised) question does not hold."""
+    cr = consistency_rules()
+    assert cr is not None
+    return _alternation([p for p in cr.relation if not re.search(p, question)])
+
+
+@dataclass(frozen=True)
+class _Requirement:
+    """What the consistency check reads of an unmet requirement (one per task, memoised)."""
+
+    kind: str  # record | value | value_population | query | five
+    accepted: tuple[str, ...]  # the gap kinds that state it
+    items: tuple[str, ...]  # key-term alternatives naming the requirement's item
+    columns: tuple[str, ...]  # value-level: alternatives naming the required column
+    subject: tuple[str, ...]  # what a statement of the gap must be about
+    numbers: frozenset[str]  # ids and numbers the task names (others name another scope)
+    question: str  # normalised
+
+
+def _column_words(columns: list[str]) -> set[str]:
+    words: set[str] = set()
+    for col in columns:
+        table, _, name = col.rpartition(".")
+        own = set(normalise(name).split()) - set(normalise(table).split())
+        words |= {w for w in own if len(w) > 3 and w not in {"time", "id", "value", "date", "code", "type"}}
+    return words
+
+
+@lru_cache(maxsize=4096)
+def _requirement(req_json: str, question: str) -> _Requirement:
+    req = UnmetRequirement.model_validate_json(req_json)
+    terms = list(req.key_terms)
+    small = bool(_FEWER_THAN_THRESHOLD.search(normalise(req.statement)))
+    if any(_FEWER_THAN_THRESHOLD.search(normalise(t)) for t in terms) or (small and req.level != "value"):
+        kind = "five"
+    elif req.level == "value":
+        kind = "value_population" if small else "value"
+    else:
+        kind = req.level
+    accepted = consistency_rules().accept.get(kind, ())  # type: ignore[union-attr]
+    if kind == "query":
+        # a Query-level twin whose requirement is a missing anchor ("has no Emergency Department stay, so no
+        # unit 'after the ED'") also accepts what its own statement states outside any relation
+        accepted = tuple(dict.fromkeys((*accepted, *_plain_gap_kinds(req.statement))))
+    where = f"{req.statement}\n{question}"
+    items: list[str] = []
+    cr = consistency_rules()
+    assert cr is not None
+    for term in terms:
+        if _scope_kind(term) is not None or _FEWER_THAN_THRESHOLD.search(normalise(term)):
+            continue
+        if any(cr.gap_terms.search(normalise(a)) for a in term.split("|")):
+            continue  # a term that is itself a statement of the gap ("missing value") names no item
+        alts = _with_acronyms([a for a in term.split("|") if a.strip()])
+        alts += [n for a in list(alts) for n in _item_ids(a.strip(), where)]
+        items += alts
+    cols = _column_words(req.columns)
+    matched = [a for a in items if cols & set(normalise(a).split())]
+    columns = matched + sorted(cols)
+    numbers = frozenset(w for t in [*terms, req.statement, question] for w in normalise(t).split() if w.isdigit())
+    value = kind.startswith("value")
+    # a value-level gap is about the column ("severity"); a generic column (value_numeric) is the item's value
+    subject = (columns if matched else columns + items) if value else items
+    return _Requirement(kind, accepted, tuple(items), tuple(columns) if value else (), tuple(subject),
+                        numbers, normalise(question))
+
+
+def _protect(text: str, items: tuple[str, ...]) -> str:
+    """``text`` with the periods inside the item's own names blanked ("Inspired Gas Temp. (itemid ...)",
+    "Clearance ie. PICC"), so that they do not end a sentence."""
+    for alt in items:
+        blank = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", alt)  # a decimal point ("5.9") ends no sentence anyway
+        if blank != alt:
+            text = re.sub(re.escape(alt), blank, text, flags=re.I)
+    return text
+
+
+def _restates(sentence: str, question: str) -> bool:
+    """A (normalised) sentence of four or more words that the (normalised) question holds word for word."""
+    return len(sentence.split()) >= 4 and f" {sentence} " in f" {question} "
+
+
+def _plain_gap_kinds(statement: str) -> tuple[str, ...]:
+    """The gap kinds a requirement's statement states in clauses without any relation cue."""
+    cr = consistency_rules()
+    assert cr is not None
+    rel = _alternation(list(cr.relation))
+    kinds: set[str] = set()
+    for _asks, _whole, sentence in _clauses(statement, cr):
+        for clause in sentence:
+            if not rel.search(clause) and not cr.consequence.search(clause):
+                kinds |= {k for k, pat in cr.gaps.items() if pat.search(clause)}
+    return tuple(sorted(kinds))
+
+
+def _names(alts: tuple[str, ...], text: str) -> bool:
+    tokens = text.split()
+    token_set = set(tokens)
+    return any(_alternative_named(a, text, tokens, token_set) or _equivalent_named(a, text) for a in alts)
+
+
+_LONG_NUMBER = re.compile(r"\b\d{5,}\b")
+_AND = re.compile(r"\band\b")
+_SENTENCES = re.compile(r"\.(?=\s+[^a-z\s]|\s*$)|[;!?\n]+")
+
+
+def _clauses(reasoning: str, cr: ConsistencyRules) -> list[tuple[bool, str, list[str]]]:
+    """Sentences of ``reasoning``: (whether it asks, ending on "?"; the sentence and its clauses, normalised)."""
+    out = []
+    start = 0
+    text = reasoning or ""
+    for m in [*_SENTENCES.finditer(text), None]:
+        end = m.start() if m else len(text)
+        norm = normalise.__wrapped__(text[start:end])
+        if norm:
+            asks = bool(m and "?" in m.group(0))
+            out.append((asks, norm, [c.strip() for c in cr.clause_breaks.split(norm) if c.strip()]))
+        if m is None:
+            break
+        start = m.end()
+    return out
+
+
+def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "") -> dict[str, Any]:
+    """Whether ``reasoning`` states a gap of the requirement's kind about its own item, and never
+    that the requirement is met (ARCHITECTURE.md section 4 step 10, issue 30 point 4).
+
+    Returns:
+        ``{"checked": bool, "kind": requirement kind, "accepted_kinds": [...], "gaps": [{"clause",
+        "kinds", "about"}...], "states_gap": bool, "contradictions": [{"clause", "assertion"}...]}``.
+        ``states_gap`` is False when no clause states an accepted kind of gap about the item
+        (the caller reports ``REASONING_MISSES_REQUIREMENT``); a non-empty ``contradictions`` is
+        ``REASONING_CONTRADICTS_ABSTENTION``.
+    """
+    cr = consistency_rules()
+    if cr is None:
+        return {"checked": False, "states_gap": True, "contradictions": []}
+    r = _requirement(requirement.model_dump_json(), question)
+    accepted = r.accepted
+    relation = _relation_cues(r.question)
+    any_relation = _relation_cues("")
+    subject = r.subject
+    gaps: list[dict[str, Any]] = []
+    contradictions: list[dict[str, str]] = []
+    recent: list[bool] = []  # whether each sentence names the item (the last two are referred back to)
+    for asks, whole, sentence in _clauses(_protect(reasoning, r.items), cr):
+        previous_named = any(recent[-2:])
+        # a question, or the task's own question restated, states nothing (it may name the item that a
+        # following "Not recorded." is about)
+        echoed = asks or _restates(whole, r.question)
+        for clause in sentence:
+            named_item = _names(r.items, clause) if r.items else True
+            named_subject = _names(subject, clause) if subject else True
+            named_column = _names(r.columns, clause) if r.columns else named_subject
+            opening = cr.gaps["absence"].match(clause)
+            refers = bool(cr.back_reference.search(clause) or (opening and opening.start() == 0)) and previous_named
+            about = named_subject or refers
+            negated = bool(cr.gaps["absence"].search(clause))
+            hedged = bool(cr.hedge.search(clause))
+            kinds = set()
+            for part in ([] if echoed else _AND.split(clause)):  # "no X is recorded and the time cannot be given": the first part states a gap
+                if not cr.consequence.search(part):
+                    kinds |= {k for k, pat in cr.gaps.items() if pat.search(part)}
+                    if relation.search(part) and (cr.gaps["absence"].search(part) or cr.relation_limits.search(part)):
+                        kinds.add("relation")
+                    elif any_relation.search(part) and cr.relation_quantifier.search(part) \
+                            and not cr.relation_recording.search(part):
+                        kinds.add("relation")
+            if kinds:
+                gaps.append({"clause": clause, "kinds": sorted(kinds), "about": about})
+            if not hedged and not echoed:
+                assertion = _assertion(clause, r, cr, named_column, negated)
+                if assertion:
+                    contradictions.append({"clause": clause, "assertion": assertion})
+            previous_named = previous_named or named_item or named_subject or refers
+        recent.append(previous_named and any(_names(r.items, c) or _names(subject, c) for c in sentence) if r.items else True)
+    # too few units is about the cohort, which the key-term check finds named anywhere in the Reasoning
+    # a requirement without key terms (hand-written tasks) names no item to state a gap about: only
+    # contradictions are checked, as the key-term check passes it
+    states = not requirement.key_terms or any((g["about"] or (r.kind == "five" and "few" in g["kinds"])) and set(g["kinds"]) & set(accepted)
+                 for g in gaps)
+    return {"checked": True, "kind": r.kind, "accepted_kinds": list(accepted), "gaps": gaps,
+            "states_gap": states, "contradictions": contradictions}
+
+
+def _unnegated(pattern: re.Pattern[str], clause: str, cr: ConsistencyRules) -> bool:
+    """``pattern`` found in ``clause`` with no absence cue or other scope outside the match."""
+    for m in pattern.finditer(clause):
+        rest = clause[: m.start()] + " " + clause[m.end():]
+        if not cr.gaps["absence"].search(rest) and not cr.other_scope.search(rest):
+            return True
+    return False
+
+
+def _assertion(clause: str, r: _Requirement, cr: ConsistencyRules, named_subject: bool, negated: bool) -> str:
+    """The kind of statement that the requirement is met in ``clause`` ("" when none)."""
+    if _unnegated(cr.universal, clause, cr):
+        return "complete"
+    if _unnegated(cr.value, clause, cr):
+        return "value_exists"
+    if r.kind == "five" and _unnegated(cr.enough, clause, cr):
+        return "enough_units"
+    if r.kind in ("record", "value", "value_population") and named_subject and not negated \
+            and cr.existence.search(clause) and not cr.other_scope.search(clause) \
+            and not any(n not in r.numbers for n in _LONG_NUMBER.findall(clause)):
+        return "item_exists"
+    return ""
