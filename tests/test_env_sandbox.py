@@ -370,3 +370,21 @@ def test_a_closed_sandbox_keeps_no_file_descriptor() -> None:
         with PythonSandbox(lambda q: ([], [], False)) as box:
             assert box.run("print(1)").output == "1\n"
     assert count() == before
+
+
+def test_a_set_prints_in_the_same_order_in_every_worker(small_db: Path) -> None:
+    """Issue 31 point 1: the sandbox started Python with ``-I`` and so a random string-hash seed per
+    worker; a step printing a set of strings printed another order on replay, and the honest step
+    was judged ``EVIDENCE_FABRICATED``. Each environment here starts its own worker."""
+    code = "print({'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'})\nprint(hash('potassium'))"
+    outs = set()
+    for _ in range(4):
+        limits = PythonLimits(cpu_s=5, cpu_total_s=60, wall_s=30, memory_mb=512, max_output_chars=2000, file_size_mb=1)
+        e = EHREnv(str(small_db), EnvConfig(max_steps=5, python=limits), scorer=_scorer)
+        try:
+            e.reset(TASK)
+            obs, _step = py(e, code)
+            outs.add(obs.split("\n", 1)[1] if obs.startswith("[step") else obs)
+        finally:
+            e.close()
+    assert len(outs) == 1, outs

@@ -106,7 +106,7 @@ _ISSUE30_N = {"coin-flip": 8, "snapshot-diff": 4, "snapshot-count": 4, "count-fi
 
 
 #: Probes whose hole is still open (expected to pass the verifier until closed).
-_OPEN: frozenset[str] = frozenset(p for p in ISSUE30 if p.startswith(("reasoning-", "disclose-")))
+_OPEN: frozenset[str] = frozenset()
 
 
 @pytest.mark.parametrize("policy", [pytest.param(p, marks=pytest.mark.xfail(strict=False, reason="issue 30: open hole"))

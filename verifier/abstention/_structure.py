@@ -147,7 +147,7 @@ def rules() -> StructureRules:
         unit_keys=frozenset(" ".join(_WORD.findall(k.lower())) for k in st["unit_keys"]),
         sep=re.compile(rf"(?<![<>!=:])(?::|=|→|->|⇒)(?![=>])|{initials(st['copulas'])}\b(?:{_alt(st['copulas'])})\b", re.I),
         unit_label=re.compile(r"^\W*(?:patient|admission|hospitali[sz]ation|stay|encounter|visit|subject|case|person|individual)"
-                              r"\s*#?\s*(?P<id>\d+|[A-Z])\W*$", re.I),
+                              r"[\s_#-]*(?P<id>\d+|[A-Z])\W*$", re.I),
         ordinal=re.compile(rf"(?=[a-zA-Z\d])\b{ordinal}(?P<mid>(?:\s*(?:,|and|or|&)?\s*{marks}\b)+)\s+(?:[a-z-]+\s+){{0,2}}?(?:{nouns})\b",
                            re.I),
         ordinal_values=ords,
@@ -384,7 +384,8 @@ class _Reader:
                 self._say(m.group() + f" (of {tot})")
 
     def enumerated_units(self) -> None:
-        ids = [u for u in self.units if u not in self.given]
+        # a letter names a unit only within the response ("Admission A"); a number may be one the task gives
+        ids = [u for u in self.units if not u.isdigit() or u not in self.given]
         if 1 <= len(ids) < self.r.threshold:
             self._say(f"{len(ids)} units enumerated: " + "; ".join(self.units[u] for u in ids))
 

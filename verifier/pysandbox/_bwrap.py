@@ -258,6 +258,7 @@ def bwrap_args(view: RuntimeView, folder: str, worker_fd: int, seccomp_fd: int |
     env = {
         "PATH": f"{INSIDE_RUNTIME}/bin", "HOME": INSIDE_FOLDER, "TMPDIR": INSIDE_FOLDER, "LANG": "C.UTF-8",
         "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",  # the same string hashes, so set order, in the episode and every replay (issue 31)
     }
     if view.ld_library_path:
         env["LD_LIBRARY_PATH"] = view.ld_library_path

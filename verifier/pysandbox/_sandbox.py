@@ -62,6 +62,16 @@ STATE_LOST = (
 )
 
 
+#: The worker's Python flags: ``-I`` without its ``-E``, i.e. ``-s`` (no user site) and ``-P`` (no
+#: script folder on ``sys.path``). The environment is the sandbox's own (bwrap ``--clearenv``, or
+#: the explicit ``env`` below), so ``-E`` would only drop ``PYTHONHASHSEED``.
+ISOLATION_FLAGS = ("-s", "-P")
+#: A fixed string-hash seed: a replayed step that prints a ``set`` or iterates one prints it in the
+#: same order on every run, as in the episode (issue 31: with ``-I`` each worker drew a random
+#: seed and an honest set of four strings was judged ``EVIDENCE_FABRICATED`` in 8 of 8 scorings).
+HASH_SEED = "0"
+
+
 class PythonLimits(BaseModel):
     """Resource limits of the Python worker.
 
@@ -217,7 +227,7 @@ class PythonSandbox:
             "--fsize-mb", str(self.limits.file_size_mb),
         ] + ([] if self.limits.audit_hook else ["--no-audit-hook"])
         extra_fds: list[int] = []
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": HASH_SEED}
         if self._bwrap is not None:
             cmd, extra_fds, facts = self._bwrap_command(limits)
         else:
@@ -256,7 +266,7 @@ class PythonSandbox:
                                  version=_bwrap.bwrap_version(self._bwrap))  # type: ignore[arg-type]
         args_fd = _bwrap.args_pipe(args)
         fds.append(args_fd)
-        worker = [view.exe, "-I", "-S", "-B", _bwrap.INSIDE_WORKER, "--folder", _bwrap.INSIDE_FOLDER, *limits]
+        worker = [view.exe, *ISOLATION_FLAGS, "-S", "-B", _bwrap.INSIDE_WORKER, "--folder", _bwrap.INSIDE_FOLDER, *limits]
         for d in view.site_dirs:
             worker += ["--site", d]
         facts = {"isolation": "bwrap", "bwrap": self._bwrap, "seccomp": program is not None,
@@ -265,7 +275,7 @@ class PythonSandbox:
 
     def _in_process_command(self, limits: list[str]) -> tuple[list[str], dict[str, Any]]:
         """The weaker mode's command line (``unshare`` where it works) and what it applies."""
-        cmd = [sys.executable, "-I", "-B", str(WORKER), "--folder", str(self.folder), *limits]
+        cmd = [sys.executable, *ISOLATION_FLAGS, "-B", str(WORKER), "--folder", str(self.folder), *limits]
         netns = self.limits.network_namespace and network_namespace_available()
         mntns = self.limits.readonly_filesystem and mount_namespace_available()
         flags = (["--net"] if netns else []) + (["--mount", "--propagation", "private"] if mntns else [])
