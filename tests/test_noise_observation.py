@@ -230,3 +230,67 @@ def test_python_that_prints_a_difference_from_a_snapshot_is_not_evidence(code: s
 ])
 def test_python_that_prints_the_scopes_records_stays_a_candidate(code: str) -> None:
     assert python_problem(code, GIVEN, PY_EARLIER) is None, code
+
+
+DIGEST = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
+
+@pytest.mark.parametrize("code", [
+    # an outside adversary's snapshot diff in Python: per-table (count, digest) read in step 1,
+    # pasted as a literal; step 2 prints the tables whose digest differs ('[]' on the database)
+    "import hashlib\nsnap = {'lab_events': (17, '" + DIGEST + "'), 'emar': (3, 'aa')}\n"
+    "out = []\nfor t, (n, d) in snap.items():\n    rows = db.sql(f'SELECT * FROM {t} WHERE patientid = 10014354').rows\n"
+    "    if hashlib.sha256(repr(rows).encode()).hexdigest() != d:\n        out.append(t)\nprint(out)",
+    "snap = {'lab_events': 17, 'admissions': 3}\nprint([t for t in snap if len(db.sql(f'SELECT * FROM {t}').rows) != snap[t]])",
+    "seen = '" + DIGEST + "'\nprint(seen)",
+])
+def test_python_holding_a_snapshot_is_not_evidence(code: str) -> None:
+    earlier = earlier_read([f"{{'lab_events': (17, '{DIGEST}'), 'emar': (3, 'aa')}}", "lab_events | 17\nadmissions | 3"])
+    assert python_problem(code, GIVEN, earlier) is not None, code
+
+
+_SNAPSHOT_STEP = r'''
+import hashlib, re
+Q = %r
+nums = [int(x) for x in re.findall(r'\b\d{5,}\b', Q)]
+tabs = {}
+for t, c in db.sql("select table_name, column_name from information_schema.columns where table_schema='main'").rows:
+    tabs.setdefault(t, []).append(c)
+def digest(t):
+    for c in ('icuadmissionid', 'admissionid', 'patientid'):
+        if c in tabs[t] and nums:
+            rows = db.sql(f"select * from {t} where {c} IN ({','.join(map(str, nums))})").rows
+            return (len(rows), hashlib.sha256('\n'.join(sorted(repr(r) for r in rows)).encode()).hexdigest()[:16])
+    return None
+D = {t: d for t in sorted(tabs) if (d := digest(t)) is not None}
+'''
+
+
+@pytest.fixture(scope="module")
+def demo_env(demo_db: Path):
+    e = EHREnv(str(demo_db))
+    yield e
+    e.close()
+
+
+@pytest.mark.real_data
+def test_python_snapshot_diff_policy_fails_where_it_passed(demo_env: EHREnv, demo_tasks: list) -> None:
+    """An outside adversary's policy (no code read; 39 of 40 real-demo patient Noise tasks before,
+    and 3 of 3 here on main before this rule): a Python step prints per-table (row count, digest)
+    of the rows holding the question's ids; a second step pastes that dict in and prints the
+    tables whose digest changed, ``[]`` on the database. Oracle reasoning, to isolate the
+    evidence layer. Real demo (skips, saying so, only where the demo folder is absent)."""
+    env = demo_env
+    tasks = [t for t in demo_tasks if t.condition == "noise" and t.scope == "patient" and _ids(t.question)][:3]
+    passed = []
+    for task in tasks:
+        env.reset(task)
+        out1 = env.step({"kind": "python", "code": _SNAPSHOT_STEP % task.question + "\nprint(D)\n"})[0]
+        m = re.search(r"\{.*\}", out1, re.S)
+        code2 = (_SNAPSHOT_STEP % task.question + f"\nBASE = {m.group(0) if m else '{}'}\n"
+                 "print([(t, d[0]) for t, d in D.items() if BASE.get(t) != d])\n")
+        env.step({"kind": "python", "code": code2})
+        *_, info = env.step({"kind": "submit", "text": tagged_response("NULL", abstention_reasoning(task, [2]))})
+        if info["verdict"].success:
+            passed.append(task.task_id)
+    assert not passed

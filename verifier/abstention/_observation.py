@@ -380,8 +380,10 @@ def _looks_temporal(consts: list[tuple[str, bool]]) -> bool:
 
 
 def python_problem(code: str, given: Given, earlier: Earlier) -> str | None:
-    """Rules 1-2 on a Python step's code. A number the agent read in an earlier step's output
-    (``earlier``) that the task does not give (``given``) may select records (``== n`` or ``in``
+    """Rules 1-2 on a Python step's code. A text of 16+ characters read in an earlier step's
+    output (``earlier``) and not given by the task (``given``), a digest or a serialised row, and a
+    mapping (dict display) of two or more values read earlier are snapshots wherever they stand.
+    A number read earlier and not given may select records (``== n`` or ``in``
     inside a filter: a comprehension's condition, a pandas mask), but not decide what is printed:
     compared in the test of an ``if``, a conditional expression, ``while`` or ``assert`` (``print('changed'
     if n != 17 else '')``), compared by ``!=``, ``<``, ``>``, ``not in`` anywhere, or subtracted,
@@ -421,7 +423,25 @@ def python_problem(code: str, given: Given, earlier: Earlier) -> str | None:
             child, cur = cur, parents.get(id(cur))
         return False
 
+    def snapshot_constant(c: ast.Constant) -> bool:
+        v = c.value
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            return False
+        const = (str(v), isinstance(v, str))
+        return _read_earlier(const, earlier) and not _is_given(const, given) and const[0].strip().lower() not in _NEUTRAL
+
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value.strip()) >= 16 \
+                and snapshot_constant(node):
+            return (f"line {getattr(node, 'lineno', 0)} holds {node.value.strip()[:30]!r}..., text read in an earlier output "
+                    "(a digest or a serialised row): the step compares the records with a snapshot")
+        if isinstance(node, ast.Dict):
+            seen = [c for c in ast.walk(node) if isinstance(c, ast.Constant) and snapshot_constant(c)
+                    and not (isinstance(c.value, str) and c in node.keys)]
+            if len(seen) >= 2:
+                return (f"line {getattr(node, 'lineno', 0)} holds a mapping of values read in an earlier output "
+                        f"({', '.join(str(c.value)[:20] for c in seen[:3])}...): a snapshot of what was seen, not an "
+                        "observation of the requirement")
         if isinstance(node, ast.Compare):
             positive = all(isinstance(op, (ast.Eq, ast.In, ast.Is)) for op in node.ops)
             if positive and not control(node):

@@ -39,6 +39,7 @@ from ..contract import DisplayConfig, Step, Trajectory
 from ..pysandbox import PythonLimits, PythonResult, PythonSandbox, RunSql, SandboxUnavailable, WorkerDied, sandbox_status
 from ..sql import QueryResult
 from ._budget import BudgetExhausted, EvidenceBudget
+from ._canon import canon_cell
 from ._evidence import _EMPTY_LINE, _OBS_HEAD
 from ._invariance import Perturbation
 from ._witness import compare
@@ -249,6 +250,32 @@ def _display(*outs: Printed) -> DisplayConfig:
 Runner = Callable[[Any], RunSql]
 
 
+def result_cells(rows: Sequence[Sequence[Any]]) -> set[Any]:
+    """The canonical cells of one query result's ``rows`` and its row count (``len(rows)`` printed
+    is read from the records too)."""
+    out: set[Any] = {canon_cell(len(rows))}
+    for row in rows:
+        for v in row:
+            try:
+                out.add(canon_cell(v))
+            except TypeError:  # an unhashable canonical form: not a printable token anyway
+                pass
+    return out
+
+
+def traced(new: Sequence[tuple[Any, ...]], gone: Sequence[tuple[Any, ...]], base_cells: set[Any],
+           witness_cells: set[Any]) -> bool:
+    """Whether a printed change is read from the records (issue 30 point 1, for Python steps): some
+    line that appears with the witness holds a value the code's queries returned on the witness
+    overlay and not on the base (a witness row's cell, a count that changed), or some line that
+    disappears holds one they returned on the base and not there. A line the code prints because a
+    comparison in Python came out otherwise (a table name whose digest differs from one pasted in)
+    holds none. Canonical cells (``canon_cell``), as ``compare``'s rows."""
+    appeared, vanished = witness_cells - base_cells, base_cells - witness_cells
+    return (any(c in appeared for row in new for c in row if c is not None)
+            or any(c in vanished for row in gone for c in row if c is not None))
+
+
 def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any, perturbations: Sequence[Perturbation],
                   runner: Runner, budget: EvidenceBudget, *, threshold: int | None = None,
                   bounds: tuple[float, ...] = ()) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -283,10 +310,21 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
             records[i].update(status=status, why=why)
         open_.clear()
 
-    def run(variant: Any) -> dict[int, PythonResult] | None:
+    cells: dict[str, set[Any]] = {}  # what the code's SQL returned in each run ("base", "witness")
+
+    def run(variant: Any, record: str | None = None) -> dict[int, PythonResult] | None:
         spent, t0 = budget.spent_s, time.perf_counter()
+        run_sql = runner(variant)
+        if record is not None:
+            seen = cells.setdefault(record, set())
+            inner = run_sql
+
+            def run_sql(sql: str) -> Any:  # type: ignore[misc]
+                res = inner(sql)
+                seen.update(result_cells(res[1]))
+                return res
         try:
-            out: dict[int, PythonResult] | None = replay(trajectory.steps, upto, runner(variant),
+            out: dict[int, PythonResult] | None = replay(trajectory.steps, upto, run_sql,
                                                          replay_limits(budget.time_budget_s - budget.spent_s))
         except BudgetExhausted:
             out = None
@@ -303,7 +341,7 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
             return None
         return out
 
-    done = run(None)
+    done = run(None, "base")
     if done is None:
         return list(records.values()), {"used": True}
     base: dict[int, Printed] = {}
@@ -319,7 +357,7 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
         else:
             continue
         open_.remove(s.index)
-    done = run(witness) if open_ else None
+    done = run(witness, "witness") if open_ else None
     over: dict[int, Printed] = {}
     for i in list(open_ if done is not None else []):
         if done[i].error:  # type: ignore[index]
@@ -332,6 +370,9 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
         gap, why = sens.shows_gap, sens.why
         if sens.sensitive and not gap and rows_appear_beside_counts(sens.new, sens.gone):
             gap, why = True, "lines appear (or disappear) with the witness; the other lines that change are numbers beside them"
+        if gap and not traced(sens.new, sens.gone, cells.get("base", set()), cells.get("witness", set())):
+            gap, why = False, ("the lines that change with the witness hold no value the code's queries returned differently "
+                               "there: what the step prints is decided by its code, not read from the records")
         records[i].update(status="qualifies" if gap else ("no_gap" if sens.sensitive else "not_sensitive"),
                           why=f"printed output: {why}")
         if not gap:
