@@ -51,8 +51,8 @@ def _named_without_five(t) -> str:
     "zero admissions meet all the criteria",
     "none of the units qualify",
     "no admission has such a record",
-    "the value is NULL for every event",
-    "it is not recorded for any of them",
+    # "the value is NULL for every event" and "it is not recorded for any of them" state an empty field and an
+    # absent record, other gap kinds than too few units (issue 30 point 4, tests/test_noise_reasoning_gap_kinds.py)
     "0 eligible rows in [step 2]",
 ])
 def test_zero_states_the_five_unit_requirement(synth_tasks: list, statement: str) -> None:
@@ -90,7 +90,7 @@ def _req(*terms: str):
 
 @pytest.mark.parametrize("terms,text", [
     (["Surgical Intensive Care Unit (SICU)", "fewer than five"], "Only a handful of SICU stays carry it: none in [step 2]."),
-    (["Medical Intensive Care Unit (MICU)", "fewer than five"], "The medical intensive care unit has no such charting [step 1]."),
+    (["Medical Intensive Care Unit (MICU)", "fewer than five"], "No stay of the medical intensive care unit has such charting [step 1]."),
     (["length of stay|LOS", "14 days", "patient 123"], "Patient 123's admissions lasted 3, 6 and 9 days; none reaches 14 days [step 1]."),
     (["length of stay|LOS", "3 days", "patient 123"], "No stay of patient 123 was long enough: the longer stay was 2 days, under 3 days [step 1]."),
     (["readmission|readmit", "30 days", "URGENT"], "No URGENT admission was followed by a next admission within 30 days [step 2]."),

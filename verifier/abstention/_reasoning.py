@@ -373,6 +373,7 @@ class ConsistencyRules:
     back_reference: re.Pattern[str]
     consequence: re.Pattern[str]
     hedge: re.Pattern[str]
+    conditional: re.Pattern[str]
     #: gap kind -> its cues (``relation`` kept one pattern at a time: cues of the question do not count)
     gaps: dict[str, re.Pattern[str]]
     relation: tuple[str, ...]
@@ -402,6 +403,7 @@ def consistency_rules() -> ConsistencyRules | None:
         back_reference=_alternation(c["back_reference"]),
         consequence=_alternation(c["consequence"]),
         hedge=_alternation(c["hedge"]),
+        conditional=_alternation(c.get("conditional", [])),
         gaps={k: _alternation(v) for k, v in gaps.items() if not k.startswith("relation")},
         relation_quantifier=_alternation(gaps.get("relation_quantifier", [])),
         relation_recording=_alternation(gaps.get("relation_recording", [])),
@@ -451,10 +453,14 @@ def _requirement(req_json: str, question: str) -> _Requirement:
     req = UnmetRequirement.model_validate_json(req_json)
     terms = list(req.key_terms)
     small = bool(_FEWER_THAN_THRESHOLD.search(normalise(req.statement)))
-    if any(_FEWER_THAN_THRESHOLD.search(normalise(t)) for t in terms) or (small and req.level != "value"):
+    few_term = any(_FEWER_THAN_THRESHOLD.search(normalise(t)) for t in terms)
+    if req.level == "value":
+        # a Value-level gap stays one on a population task: the column empty for all but a few units
+        # ("Chest X-Ray events exist, but fewer than five ICU stays have a location documented") is not
+        # stated by "fewer than five units are eligible", which names no field
+        kind = "value_population" if small or few_term else "value"
+    elif few_term or small:
         kind = "five"
-    elif req.level == "value":
-        kind = "value_population" if small else "value"
     else:
         kind = req.level
     accepted = consistency_rules().accept.get(kind, ())  # type: ignore[union-attr]
@@ -579,8 +585,12 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
             hedged = bool(cr.hedge.search(clause))
             kinds = set()
             for part in ([] if echoed else _AND.split(clause)):  # "no X is recorded and the time cannot be given": the first part states a gap
-                if not cr.consequence.search(part):
+                if not cr.consequence.search(part) and not cr.conditional.search(part):
                     kinds |= {k for k, pat in cr.gaps.items() if pat.search(part)}
+                    # an absent record: an absence cue outside the empty-field words ("the time is NULL" says
+                    # the record is there; kinds are exclusive, issue 30 point 4)
+                    if cr.gaps["absence"].search(cr.gaps["empty_field"].sub(" ", part)):
+                        kinds.add("absent_record")
                     if relation.search(part) and (cr.gaps["absence"].search(part) or cr.relation_limits.search(part)):
                         kinds.add("relation")
                     elif any_relation.search(part) and cr.relation_quantifier.search(part) \
@@ -597,8 +607,7 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     # too few units is about the cohort, which the key-term check finds named anywhere in the Reasoning
     # a requirement without key terms (hand-written tasks) names no item to state a gap about: only
     # contradictions are checked, as the key-term check passes it
-    states = not requirement.key_terms or any((g["about"] or (r.kind == "five" and "few" in g["kinds"])) and set(g["kinds"]) & set(accepted)
-                 for g in gaps)
+    states = not requirement.key_terms or any(g["about"] and set(g["kinds"]) & set(accepted) for g in gaps)
     return {"checked": True, "kind": r.kind, "accepted_kinds": list(accepted), "gaps": gaps,
             "states_gap": states, "contradictions": contradictions}
 
