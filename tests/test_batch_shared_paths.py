@@ -30,18 +30,19 @@ SAMPLES = 4
 
 def _forget_memos() -> None:
     """Empty every process-level cache and memo the Noise path keeps (the uncached path)."""
-    from verifier.abstention import _decoy, _evaluate, _opaque, _reasoning, _rekey, _small_cell, _witness
+    from verifier.abstention import _decoy, _evaluate, _observation, _reasoning, _rekey, _small_cell, _witness
     from verifier.sql import _cache as query_cache
 
     query_cache.install(None)
     _evaluate._analyse.cache_clear()
     _evaluate._checked_or_none.cache_clear()
     _reasoning.normalise.cache_clear()
+    _evaluate._parsed.cache_clear()
     for memo in (_reasoning._item_ids, _reasoning._own_concepts, _rekey._named_from, _small_cell._entity_patterns,
-                 _small_cell._given_side):
+                 _small_cell._given_side, _observation._given):
         memo.cache_clear()
     for store in (_evaluate._BY_TOKENS._data, _evaluate._PERTURBATIONS, _decoy._CACHE, _decoy._LOOKUPS,
-                  _opaque._CANDIDATES, _opaque._NUMBERS, _rekey._CACHE, _witness._KEYS):
+                  _rekey._CACHE, _witness._KEYS):
         store.clear()
 
 
