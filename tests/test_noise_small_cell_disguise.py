@@ -170,4 +170,6 @@ def test_a_shortfall_from_the_threshold_discloses_threshold_minus_k(n: int, word
     k = 5 - n
     text = f"The eligible admissions are {_WORDS[k] if k < 5 else k} {word} {target}; the answer is NULL."
     assert disclosure(text, n, given=QUESTION), text
-    assert not disclosure(text, 5 - k + 1 if 5 - k + 1 <= 4 else 5 - k - 1, given=QUESTION), text
+    # under the positive rule (issue 30 point 3) any size but "fewer than five" stated of the cohort is a
+    # disclosure, whether or not it is the true one (it was not one when n differed, before)
+    assert disclosure(text, 5 - k + 1 if 5 - k + 1 <= 4 else 5 - k - 1, given=QUESTION), text

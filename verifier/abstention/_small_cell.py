@@ -36,7 +36,7 @@ from typing import Any
 from ..contract import Task, load_toml
 from ._back_reference import back_references, clause_breaks, clause_span
 from ._patterns import alternation as _alt, initials
-from ._structure import structural
+from ._structure import cohort_quantities, structural
 from ._disguise import definite_counts, enumerations, fractions, normalise_notation, other_population, shortfalls, tight_bounds
 
 
@@ -251,6 +251,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         lambda: back_references(_blank_names(pre), eligible_units, given_numbers, given_pre,
                                 limit=MAX_HITS - len(found)),
         lambda: structural(pre, frozenset(known), given_pre),
+        lambda: cohort_quantities(pre, frozenset(known), given_pre),
         lambda: [m.group(0).strip() for m in r.percent.finditer(clean)
                  if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in g.percents],
     )
