@@ -52,6 +52,13 @@ _MARKER = re.compile(
 )
 _END = re.compile(r";|\.(?=\s|$)|\n|[()]")
 _WORD = re.compile(r"[A-Za-z]{3,}")
+#: Markers that only join (``vs``, ``note``, ``whereas``...): what follows them must name a source.
+_CONNECTIVE = re.compile(r"(?i)(?:note|n\.|vs|versus|compared|whereas|while|according|per\s+the)")
+#: A clause that conditions or replaces the value is part of the Answer (``otherwise 14.9``).
+_CONDITIONS = re.compile(r"(?i)\b(?:if|unless|otherwise|alternatively|instead|rather\s+than|or)\b")
+#: Words that name nothing after a connective (``vs a value of 10.82``).
+_FILLERS = frozenset("was were value values for with than about that this which".split())
+_AFTER_NUMBER = re.compile(r"\d[\s-]?$")
 #: A parenthetical that corrects, conditions or offers the value otherwise is part of the Answer,
 #: not context: "(corrected: 2110-12-05 09:00)", "(if the first transfer counts: ...)", "(or ...)".
 _CORRECTS = re.compile(r"(?i)\b(?:correct\w*|revis\w*|updat\w*|amend\w*|instead|request\w*|actually|rather|if|"
@@ -63,8 +70,26 @@ _NOT_DESCRIPTIVE = frozenset(
 )
 
 
+def _describes(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` names something: a word of three or more letters that is not a
+    filler, a month or clock word, nor a unit right after a number (``vs 10.82 mEq/L`` names nothing)."""
+    for w in _WORD.finditer(text, start, end):
+        if w.group().casefold() in _NOT_DESCRIPTIVE or w.group().casefold() in _FILLERS:
+            continue
+        if _AFTER_NUMBER.search(text, max(start, w.start() - 4), w.start()):
+            continue  # a unit ("mEq", "hours") or a suffix of the value itself
+        return True
+    return False
+
+
 def aside_spans(text: str) -> list[tuple[int, int]]:
     """The ``(start, end)`` spans of ``text`` that are asides (module docstring), in order.
+
+    A marker opens an aside only when the clause names another source or event: a connective
+    (``vs``, ``note``, ``whereas``...) followed by a bare value (``7 vs 14.9``, ``4.6 mEq/L vs
+    10.82 mEq/L``) is two candidates, and a clause that conditions or replaces the value (``if``,
+    ``unless``, ``otherwise``, ``instead``...: ``7 if the record is reliable, otherwise 14.9``) is
+    part of the Answer, not context.
 
     Args:
         text: an Answer (or part of one), possibly masked to the same length.
@@ -85,7 +110,9 @@ def aside_spans(text: str) -> list[tuple[int, int]]:
             elif depth == 0:
                 end = e.start()
                 break
-        spans.append((m.start(), end))
+        named = _describes(text, m.end(), end) if _CONNECTIVE.match(m.group()) else True
+        if named and not _CONDITIONS.search(text, m.start(), end):
+            spans.append((m.start(), end))
         pos = max(end, m.end())
     return spans
 
