@@ -5,7 +5,8 @@ no alternative ("about", "approximately", "~") passed, and so it should: the Ans
 to the value it states. But some words of uncertainty passed too ("could be", "unsure", a
 question mark), while "maybe" failed; and an Answer that states a value AND a NULL spelling (a
 value and an abstention at once) passed as the value. The rule (``verifier.match.commit``):
-approximation words pass with the reference's value; uncertainty, alternatives and a value beside
+approximation words pass with the reference's value on quantities and numbers (a count or a date
+is exact: there "about" does not commit, adv2 row 3c); uncertainty, alternatives and a value beside
 NULL fail with ``WRONG_VALUE`` and an "ambiguous answer" detail naming the word. Real data: Clean
 tasks of the synthetic hospital through ``verify``.
 """
@@ -78,7 +79,13 @@ REFS = [
 
 @pytest.mark.parametrize("ref,policy,said", REFS, ids=["quantity", "number", "count", "datetime"])
 def test_the_rule_holds_for_every_scalar_type(ref, policy, said: str) -> None:
-    assert match_answer(f"about {said}", ref, policy).ok
+    # an approximation is a number's own rounding: it commits on quantities and numbers; a count
+    # or a date is exact, so "about 12" / "about 2150-03-01" does not commit (adv2 row 3c)
+    exact = isinstance(ref, (CountAnswer, DatetimeAnswer))
+    res = match_answer(f"about {said}", ref, policy)
+    assert res.ok is not exact, res
+    if exact:
+        assert res.reasons == (ReasonCode.WRONG_VALUE,) and "ambiguous answer" in res.details["why"]
     for form in ("maybe {v}", "{v} NULL", "{v}?", "could be {v}"):
         res = match_answer(form.format(v=said), ref, policy)
         assert res.reasons == (ReasonCode.WRONG_VALUE,), (form, res)
@@ -113,7 +120,8 @@ def test_on_synthetic_hospital_tasks(synth_tasks: list) -> None:
                               final_response=f"<answer>{answer}</answer><reasoning>read from the database</reasoning>")
             return verify(traj, task)
 
-        assert say(value).success and say(f"approximately {value}").success, task.task_id
+        exact = isinstance(task.reference.answer, (CountAnswer, DatetimeAnswer))
+        assert say(value).success and say(f"approximately {value}").success is not exact, task.task_id
         for form in ("maybe {v}", "{v} NULL", "{v} or NULL", "{v} (unsure)"):
             v = say(form.format(v=value))
             assert not v.success and v.reasons == [ReasonCode.WRONG_VALUE], (task.task_id, form, v.reasons)

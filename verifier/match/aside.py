@@ -28,9 +28,16 @@ corrects or conditions the value (``corrected``, ``revised``, ``if``, ``or``, ``
 brackets (``2110-11-30 17:11 (2110-12-02 09:00)``, ``(on 2110-12-02)``) stays a candidate, so the
 Answer stays ambiguous, and hedge words count wherever they stand.
 
+A connective (``vs``, ``note``, ``whereas``...) opens an aside only when what follows names a
+source or event: ``7 vs 14.9`` and ``4.6 mEq/L vs 10.82 mEq/L`` are two candidates. A clause
+that conditions the value (``if``, ``unless``, ``otherwise``, ``instead``) is never an aside:
+``7 if the record is reliable, otherwise 14.9`` is two candidates (adv2 row 3a).
+
 When every value lies in an aside (``the eMAR records 11:30; the input record
 shows 11:20``), the first aside is the statement of the answer and only the
-later ones are context. Hedges are not asides: ``or``, ``either``, ``maybe``
+later ones are context, unless the Answer stated something else before it
+(``aside_only``: ``HOME (the other record shows 2177-02-11 00:00:00)``): then
+nothing is committed and the Answer fails; an aside never rescues it. Hedges are not asides: ``or``, ``either``, ``maybe``
 ... still make the Answer ambiguous wherever they stand
 (``verifier.match.commit.hedge_word``), so ``11:30 or 11:20`` and ``either
 11:30 or 11:20 depending on the source`` fail.
@@ -45,13 +52,20 @@ _MARKER = re.compile(
     r"(?i)\b(?:"
     r"note(?:d|s)?\b(?:\s+that)?|n\.\s?b\.|vs\.?|versus|compared\s+(?:with|to)|whereas|while|according\s+to|"
     r"per\s+the|"
-    r"(?:the|its|an?)\s+(?:[\w-]+\s+){0,4}?(?:shows?|showed|records?|recorded|lists?|listed|documents?|documented|"
+    r"(?:the|its|an?|another|other)\s+(?:[\w-]+\s+){0,4}?(?:shows?|showed|records?|recorded|lists?|listed|documents?|documented|"
     r"charts?|charted|gives?|gave|has|had|reads?|says?|logs?|logged)|"
     r"pharmacy|prescriptions?|prescribed|order(?:ed|s)?|input[\s_-]*(?:records?|events?|charts?)|inputevents"
     r")(?!\w)"
 )
 _END = re.compile(r";|\.(?=\s|$)|\n|[()]")
 _WORD = re.compile(r"[A-Za-z]{3,}")
+#: Markers that only join (``vs``, ``note``, ``whereas``...): what follows them must name a source.
+_CONNECTIVE = re.compile(r"(?i)(?:note|n\.|vs|versus|compared|whereas|while|according|per\s+the)")
+#: A clause that conditions or replaces the value is part of the Answer (``otherwise 14.9``).
+_CONDITIONS = re.compile(r"(?i)\b(?:if|unless|otherwise|alternatively|instead|rather\s+than|or)\b")
+#: Words that name nothing after a connective (``vs a value of 10.82``).
+_FILLERS = frozenset("was were value values for with than about that this which".split())
+_AFTER_NUMBER = re.compile(r"\d[\s-]?$")
 #: A parenthetical that corrects, conditions or offers the value otherwise is part of the Answer,
 #: not context: "(corrected: 2110-12-05 09:00)", "(if the first transfer counts: ...)", "(or ...)".
 _CORRECTS = re.compile(r"(?i)\b(?:correct\w*|revis\w*|updat\w*|amend\w*|instead|request\w*|actually|rather|if|"
@@ -63,8 +77,26 @@ _NOT_DESCRIPTIVE = frozenset(
 )
 
 
+def _describes(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` names something: a word of three or more letters that is not a
+    filler, a month or clock word, nor a unit right after a number (``vs 10.82 mEq/L`` names nothing)."""
+    for w in _WORD.finditer(text, start, end):
+        if w.group().casefold() in _NOT_DESCRIPTIVE or w.group().casefold() in _FILLERS:
+            continue
+        if _AFTER_NUMBER.search(text, max(start, w.start() - 4), w.start()):
+            continue  # a unit ("mEq", "hours") or a suffix of the value itself
+        return True
+    return False
+
+
 def aside_spans(text: str) -> list[tuple[int, int]]:
     """The ``(start, end)`` spans of ``text`` that are asides (module docstring), in order.
+
+    A marker opens an aside only when the clause names another source or event: a connective
+    (``vs``, ``note``, ``whereas``...) followed by a bare value (``7 vs 14.9``, ``4.6 mEq/L vs
+    10.82 mEq/L``) is two candidates, and a clause that conditions or replaces the value (``if``,
+    ``unless``, ``otherwise``, ``instead``...: ``7 if the record is reliable, otherwise 14.9``) is
+    part of the Answer, not context.
 
     Args:
         text: an Answer (or part of one), possibly masked to the same length.
@@ -85,7 +117,11 @@ def aside_spans(text: str) -> list[tuple[int, int]]:
             elif depth == 0:
                 end = e.start()
                 break
-        spans.append((m.start(), end))
+        named = _describes(text, m.end(), end) if _CONNECTIVE.match(m.group()) else True
+        lo = max(0, m.start() - 120)  # bounded look-back (issue 15: no rescans of long texts)
+        clause = max(lo - 1, *(text.rfind(c, lo, m.start()) for c in "(;,\n")) + 1  # the marker's clause
+        if named and not _CONDITIONS.search(text, clause, end):
+            spans.append((m.start(), end))
         pos = max(end, m.end())
     return spans
 
@@ -154,3 +190,32 @@ def committed(text: str, toks: Sequence, parenthetical: bool = False) -> list:
         return kept
     first = min(places)
     return [t for t, p in zip(toks, places) if p == first]
+
+
+_STATED = re.compile(r"[A-Za-z0-9][^A-Za-z0-9]*[;,.\n—]\s*$")
+
+
+def aside_only(text: str, toks: Sequence) -> bool:
+    """Whether the Answer states something else and holds values of the asked type only in asides:
+    every token lies in an aside, and the first such aside follows a statement of the Answer (it
+    stands in a parenthetical opened after other text, ``HOME (the other record shows
+    2177-02-11)``, or after a finished clause, ``HOME; the other record shows ...``). The committed
+    value decides, and an aside never rescues it. An Answer that opens with the aside (``the eMAR
+    records 11:30; the input record shows 11:20``) is not aside-only: its first aside states it.
+
+    Args:
+        text: the Answer (possibly masked to the same length); toks: tokens with ``.start``.
+
+    Returns:
+        True when no token is committed (the caller fails the Answer).
+    """
+    if not toks:
+        return False
+    spans = aside_spans(text)
+    if not spans or any(not any(a <= t.start < b for a, b in spans) for t in toks):
+        return False
+    a = min(a for a, b in spans if any(a <= t.start < b for t in toks))
+    opened = text.rfind("(", 0, a)
+    if opened > 0 and text.find(")", opened, a) == -1 and text[:opened].strip(" *_`>\t"):
+        return True
+    return _STATED.search(text, max(0, a - 120), a) is not None

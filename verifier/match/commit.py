@@ -20,8 +20,11 @@ number, count, quantity or datetime Answer is ambiguous, and fails with
   (after unit conversion for quantities: ``5.2 mmol/L (5.2 mEq/L)`` is one
   value). A range ``a-b`` is two candidates.
 
-An approximation word that introduces no alternative (``about``, ``approximately``,
-``approx.``, ``around``, ``roughly``, ``circa``, ``~``, ``≈``) is not a hedge: the
+Vague words (``something like``, ``-ish``, ``or so``, ``give or take``, ``tentatively``,
+``to be confirmed``) and conditions that offer another value (``otherwise``, ``unless``) are
+hedges on every type. An approximation word that introduces no alternative (``about``,
+``approximately``, ``approx.``, ``around``, ``roughly``, ``circa``, ``~``, ``≈``) is a hedge on
+exact types (counts, datetimes: ``approximation_word``); on quantities and numbers it is not: the
 Answer still commits to the value it states, which is compared under the policy's
 tolerance (``about 4.1 mEq/L`` matches 4.1; ``about 4`` is at its own precision, too
 coarse for 4.1 at one decimal). "I think" and "I believe" are not hedges either.
@@ -34,8 +37,8 @@ candidate (issue 17, kind 1):
 - dates beside a number (masked out), step citations (``[step 3]``), numbers
   written after an identifier word (``Patient 10000032:``, ``admission
   22595853``, ``#``, ``id``), a year after ``in``/``during``/``since``/...
-  (``5 admissions in 2180``), and, for quantities, numbers without a unit
-  when some number carries one;
+  (``5 admissions in 2180``); a number without a unit beside one with a unit is
+  NOT context (adv2 row 3b: ``4.6 mEq/L / 10.82`` is two candidates);
 - numbers inside a unit or time phrase: ``per 24 hours``, ``every 8 hours``,
   ``/24 h``, ``within 48 hours``, ``in the first 24 hours``, ``for 3 days``;
 - scales and reference ranges: ``on the 1-4 scale``, ``scale of 1 to 4``,
@@ -55,7 +58,10 @@ candidate (issue 17, kind 1):
   ``itemid``, ``specimen``... (``APR DRG 190``, ``the DRG is 463``), as after
   identifier words;
 - values of other sources in an aside (``verifier.match.aside``): ``5.2
-  (the chart event shows 5.1)``, ``4 - note the prescriptions list 5``.
+  (the chart event shows 5.1)``, ``4 - note the prescriptions list 5``; not a bare
+  value after a connective (``7 vs 14.9``), not a clause that conditions the value
+  (``if ..., otherwise 14.9``), and never the only place a value stands after the
+  Answer stated something else (``only_in_asides``: ``HOME (the other record shows 7)``).
 
 These are masked (``mask_context``) before hedge words are looked for, so a
 scale's ``1-4`` is not a range; everything else, including a second number in
@@ -66,11 +72,13 @@ from __future__ import annotations
 
 import re
 
-from .aside import committed
+from .aside import aside_only, committed
 
 #: Alternatives, negations and uncertainty (module docstring): a hedge wherever they stand.
 _NONCOMMITTAL = (r"\b(?:not|or|either|maybe|perhaps|possibly|probably|likely|might|ma(?:y|ybe)\s+(?:be|have)|"
-                 r"could\s+(?:be|have)|unsure|uncertain|unclear|guess(?:ed|ing)?|presumably|alternatively)\b|±|\?")
+                 r"could\s+(?:be|have)|unsure|uncertain|unclear|guess(?:ed|ing)?|presumably|alternatively|otherwise|"
+                 r"unless|something\s+like|or\s+so|give\s+or\s+take|ballpark|tentative(?:ly)?|"
+                 r"(?:to\s+be|pending|needs?)\s+(?:confirm|verif)\w*)\b|(?<![A-Za-z])-?ish\b|±|\?")
 _HEDGE = re.compile(
     rf"(?i){_NONCOMMITTAL}|\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater)\s+than|up\s+to)\b|[<>≤≥]"
 )
@@ -124,7 +132,10 @@ _CONTEXT = re.compile(
 _HAS_DIGIT = re.compile(r"\d")
 _RANGE_GAP = re.compile(r"\s*(?:-|–|—|to|through)\s*", re.I)
 _DATA_NOUN = re.compile(
-    r"(?i)\s*(?:[A-Za-z][\w-]*\s+)?"  # one qualifier ("eligible", "ICU", "lab")
+    # up to three qualifiers ("eligible", "ICU", "numeric potassium"), never a function word: in "10.82 in
+    # other admissions" the number is no count of admissions
+    r"(?i)\s*(?:(?!(?:in|on|at|of|for|from|to|and|or|vs|versus|than|by|the|an?|as|if|unless|otherwise|per)\b)"
+    r"[A-Za-z][\w-]*\s+){0,3}"
     r"(admission|patient|stay|event|measurement|value|result|record|row|draw|test|sample|observation|reading|"
     r"dose|administration|prescription|order|entr(?:y|ie)|encounter|visit|case|subject|lab|chart|item|episode|"
     r"specimen|culture|transfer|unit|drg|code|diagnos[ie]s|procedure|isolate)s?\b"
@@ -183,6 +194,15 @@ def candidates(text: str, toks: list) -> list:
     return [t for i, t in enumerate(toks) if keep[i]]
 
 
+def only_in_asides(text: str, toks: list) -> bool:
+    """Whether the values of ``toks`` (in ``text``, masked) all stand in asides after the Answer
+    stated something else (``verifier.match.aside.aside_only``): no value is committed."""
+    return aside_only(text, [t for t in toks if not is_context_number(text, t.start)])
+
+
+NO_COMMITTED_VALUE = "the Answer commits to no value of the asked type (one stands only in an aside)"
+
+
 def hedge_word(text: str, value_start: int | None = None) -> str | None:
     """The first hedge/negation/inequality word in ``text`` (citations and context
     phrases aside), else ``None``.
@@ -205,6 +225,21 @@ def hedge_word(text: str, value_start: int | None = None) -> str | None:
     if null is not None:
         return null
     m = _COMPARISON_BEFORE.search(masked, max(0, value_start - 24), value_start)
+    return m.group().strip() if m else None
+
+
+#: Approximation words: a number's own rounding on quantities and numbers, a hedge on exact types.
+_APPROX_BEFORE = re.compile(r"(?i)(?:\b(?:about|approx(?:imately|\.)?|around|roughly|circa|nearly|almost)|[~≈])\s*$")
+_APPROX_AFTER = re.compile(r"(?i)\s*,?\s*(?:approx(?:imately|\.)?|roughly)\b")
+
+
+def approximation_word(text: str, start: int, end: int) -> str | None:
+    """The approximation word (``about``, ``approximately``, ``~``...) right before the value
+    spanning ``text[start:end]`` or right after it, else ``None``. On exact types (counts,
+    datetimes) it is a hedge: an exact value has no rounding to state."""
+    m = _APPROX_BEFORE.search(text, max(0, start - 16), start)
+    if m is None:
+        m = _APPROX_AFTER.match(text, end)
     return m.group().strip() if m else None
 
 

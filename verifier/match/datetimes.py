@@ -19,8 +19,8 @@ import datetime as dt
 import re
 
 from ..contract import DatetimeAnswer, ReasonCode
-from .aside import committed
-from .commit import ambiguous, hedge_word
+from .aside import aside_only, committed
+from .commit import NO_COMMITTED_VALUE, ambiguous, approximation_word, hedge_word, mask_context
 from .extract import extract_datetimes
 from .result import MatchResult, failure, success
 
@@ -61,10 +61,14 @@ def match_datetime(text: str, ref: DatetimeAnswer) -> MatchResult:
                            submitted=text[:200], why="no date in the Answer")
         sub, prec = dt.datetime(int(m[1]), 1, 1), "year"
     else:
+        if aside_only(text, toks):
+            return failure(ReasonCode.WRONG_VALUE, compared="datetime", reference=ref.value.isoformat(),
+                           submitted=text[:200], why=NO_COMMITTED_VALUE)
         toks = committed(text, toks, parenthetical=True)
         sub, prec = toks[0].value, toks[0].precision
         if toks[0].end - toks[0].start != len(text):
-            word = hedge_word(text)
+            # a date is exact: an approximation word before or after it ("about", "~") is a hedge
+            word = hedge_word(text) or approximation_word(mask_context(text), toks[0].start, toks[0].end)
             rp = ref.precision
             distinct = {truncate(t.value, rp) if _RANK[t.precision] >= _RANK[rp] else (t.value, t.precision)
                         for t in toks}

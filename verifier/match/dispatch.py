@@ -57,6 +57,10 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
                                                      else answer_json)):
             return failure(ReasonCode.WRONG_VALUE, submitted=answer_text[:200],
                            why=ambiguous("a nested JSON structure where one value was asked"))
+    if isinstance(answer_json, list) and type(reference) not in (ListAnswer, RecordsAnswer) and answer_json:
+        # a JSON array of scalars where one value was asked: its items are the Answer's candidates
+        # ('["4.6 mEq/L", "10.82"]' is two; '["4.6 mEq/L"]' is one), read without the JSON quoting
+        answer_text = "; ".join("NULL" if v is None else str(v) for v in answer_json)
     fn = _DISPATCH.get(type(reference))
     if fn is None:
         return match_scalar(answer_text, reference, policy)  # reports the unsupported type

@@ -92,7 +92,8 @@ _PER = re.compile(r"\s+per\s+", re.I)
 _BARE_NUMBER = re.compile(r"[+\-]?\d+(?:[.,]\d+)*")
 _STOP = frozenset(
     "in at on of to a an and or the per by for from with is was were be as it its this that which "
-    "were than then if patient patients admission admissions null none n/a".split()
+    "were than then if patient patients admission admissions null none n/a vs versus unless otherwise else but "
+    "nor".split()
 )  # NULL spellings are abstentions beside a value (verifier.match.commit), never a unit ("N/A": newton/ampere)
 _WORD_NUMBERS = {
     w: i

@@ -43,8 +43,8 @@ values (``1e999``, ``10^999999``) never match.
 Percent: ``35.2%`` may stand for 0.352 only when the reference is a
 proportion (``0 <= value <= 1``); ``183%`` never matches 1.83.
 
-Quantities: the numbers in the Answer that carry a unit are the candidates
-(else every number; a compound duration ``4 h 29 min`` is one); identifiers, step citations, unit/time phrases, scales
+Quantities: every number in the Answer is a candidate, a bare one read in the reference's
+unit (``4.6 mEq/L and 10.82`` is two; a compound duration ``4 h 29 min`` is one); identifiers, step citations, unit/time phrases, scales
 and counts of the data behind the value are context (``verifier.match.commit``).
 Text right after a unitless number that looks like a unit but does not parse
 (``27 foo``: a word of at most 6 characters, or containing ``/``, that is not
@@ -83,7 +83,8 @@ from ..contract import (
     load_toml,
 )
 from ..units import linear_converter, same_unit
-from .commit import ambiguous, candidates, hedge_word, mask_context
+from .commit import NO_COMMITTED_VALUE, ambiguous, approximation_word, candidates, hedge_word, mask_context, \
+    only_in_asides
 from .extract import (
     _STOP,
     _quantities_cached,
@@ -238,11 +239,18 @@ def match_count(text: str, ref: CountAnswer) -> MatchResult:
         return failure(ReasonCode.WRONG_TYPE, expected="count", reference=ref.value, submitted=text[:200],
                        why="no whole number in the Answer")
     if _PLAIN_INT.fullmatch(text) is None:
-        _, nums = _candidates(text)
+        masked, nums = _candidates(text)
+        if only_in_asides(masked, extract_numbers(masked)):
+            return failure(ReasonCode.WRONG_VALUE, compared="count", reference=ref.value, submitted=text[:200],
+                           why=NO_COMMITTED_VALUE)
         bad = _hedged(text, nums[0].start if nums else None, compared="count", reference=ref.value,
                       submitted=text[:200])
         if bad is not None:
             return bad
+        word = approximation_word(masked, nums[0].start, nums[0].end) if nums else None
+        if word is not None:  # a count is exact: "about 7" does not commit to 7
+            return failure(ReasonCode.WRONG_VALUE, compared="count", reference=ref.value, submitted=text[:200],
+                           why=ambiguous(f"the Answer says {word!r} around an exact count"))
         vals = {t.value for t in nums}
         if len(vals) > 1:
             return failure(ReasonCode.WRONG_VALUE, compared="count", reference=ref.value, submitted=text[:200],
@@ -266,7 +274,10 @@ def match_number(text: str, ref: NumberAnswer, policy: AnswerPolicy) -> MatchRes
                        why="no number in the Answer")
     rule = tolerance_rule(policy, ref.decimals, "number")
     if len(nums) > 1 or nums[0].end - nums[0].start != len(text):
-        _, cands = _candidates(text)
+        masked, cands = _candidates(text)
+        if only_in_asides(masked, extract_numbers(masked)):
+            return failure(ReasonCode.WRONG_VALUE, compared="number", reference=ref.value, submitted=text[:200],
+                           why=NO_COMMITTED_VALUE)
         bad = _hedged(text, cands[0].start if cands else None, compared="number", reference=ref.value,
                       submitted=text[:200])
         if bad is not None:
@@ -375,9 +386,11 @@ def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> Matc
             return match_quantity(stripped, ref, policy)
     reference = f"{ref.value:g} {ref.unit}"
     masked = mask_context(text)
-    toks = candidates(masked, merge_durations(masked, list(_quantities_cached(masked)))) or list(toks)
-    with_unit = [t for t in toks if t.unit]
-    cands = with_unit or toks
+    merged = merge_durations(masked, list(_quantities_cached(masked)))
+    if only_in_asides(masked, merged):
+        return failure(ReasonCode.WRONG_VALUE, compared="quantity", reference=reference, submitted=text[:200],
+                       why=NO_COMMITTED_VALUE)
+    cands = candidates(masked, merged) or list(toks)
     bad = _hedged(text, cands[0].start, compared="quantity", reference=reference, submitted=text[:200])
     if bad is not None:
         return bad
