@@ -133,7 +133,9 @@ def _statements_name_key_terms(tasks):
         assert ok, (t.task_id, u.statement, details["missing"])
         assert len(u.key_terms) >= 2, t.task_id
         # at least one key term names the item or scope the question itself asks about
-        assert any(check_reasoning(t.question, u.model_copy(update={"key_terms": [term]}))[0] for term in u.key_terms), (t.task_id, u.key_terms)
+        # (the key-term check alone: a question states no gap, which the consistency check asks of a Reasoning)
+        assert any(not check_reasoning(t.question, u.model_copy(update={"key_terms": [term]}))[1]["missing"]
+                   for term in u.key_terms), (t.task_id, u.key_terms)
 
 
 def test_statements_name_their_key_terms_demo(demo_built):

@@ -604,7 +604,9 @@ def cohort_quantities(text: str, known: frozenset[float] | set[float] = frozense
 def _quantity_in(sentence: str, r: QuantityRules, known: frozenset[float] | set[float], given: str) -> str | None:
     """What quantity ``sentence`` (about the cohort) expresses beyond the allowed ones, or ``None``."""
     t = r.threshold
-    stripped = r.allowed.sub(lambda m: " " if m.group("t") is None or int(m.group("t")) >= t else m.group(), sentence)
+    # a total of 7+ digits is at least the threshold (int() refuses more than 4,300 digits)
+    stripped = r.allowed.sub(lambda m: " " if m.group("t") is None or len(m.group("t")) > 6 or int(m.group("t")) >= t
+                             else m.group(), sentence)
     numbers: list[str] = []
     for m in r.number.finditer(stripped):
         before = stripped[max(0, m.start() - 24):m.start()].lower().split()

@@ -64,8 +64,9 @@ _TABLE_FUNCS_OK = frozenset({
 _STATEFUL = frozenset({"pragma_database_size", "database_size", "duckdb_memory"})
 
 #: Names the verifier keeps to itself: the witness overlay's attached base catalog and any object
-#: it builds start with ``__``, so no agent identifier may (issue 30: a Python step read the
-#: overlay's ``__witness_0`` table during re-execution). No MIMIC-IV table or column starts so.
+#: it builds start with ``__``, so no table reference of agent SQL (catalog, schema or table) may
+#: (issue 30: a Python step read the overlay's ``__witness_0`` table during re-execution). No
+#: MIMIC-IV table starts so. Columns and aliases may (a SQLite string in double quotes is one).
 RESERVED_PREFIX = "__"
 
 #: Catalog functions and views that show file paths or settings (issue 11: the database's
@@ -162,6 +163,9 @@ def _check_table(sql: str, table: exp.Table) -> None:
         if part is None:
             continue
         name = part.name if isinstance(part, exp.Identifier) else None
+        if name is not None and name.startswith(RESERVED_PREFIX):
+            raise UnsafeQueryError(sql, f"table reference {name[:40]!r} starts with {RESERVED_PREFIX!r}, which the verifier "
+                                        "reserves for its own objects; no table, schema or catalog of the database does")
         if name is None or not _IDENT.fullmatch(name):
             shown = part.sql("duckdb") if isinstance(part, exp.Expression) else repr(part)
             raise UnsafeQueryError(sql, f"table reference {shown} is not a plain table name (files, URLs and paths are not allowed)")
@@ -207,9 +211,6 @@ def _check_root(sql: str, root: exp.Expression) -> None:
 
 def _walk_checks(sql: str, root: exp.Expression) -> None:
     for node in root.walk():
-        if isinstance(node, exp.Identifier) and str(node.this).startswith(RESERVED_PREFIX):
-            raise UnsafeQueryError(sql, f"identifier {str(node.this)[:40]!r} starts with {RESERVED_PREFIX!r}, which the "
-                                        "verifier reserves for its own objects; no table or column of the database does")
         if isinstance(node, _NODES_DENIED):
             kind = "SELECT ... INTO" if isinstance(node, exp.Into) else node.key.upper()
             raise UnsafeQueryError(sql, f"{kind} is not allowed inside a read-only query")
