@@ -93,7 +93,7 @@ from ._budget import EvidenceBudget, select
 from ._citation import check_citation
 from ._evaluate import _analyse, _evaluate, _on_overlay, _perturbations, _population_threshold, _small_cell_threshold
 from ._evidence import extract_evidence
-from ._observation import earlier_read, given_by, python_problem
+from ._observation import earlier_by_step, given_by, python_problem
 from ._printed import judge_printed, python_targets
 from ._rekey import rekeyed_witness, task_named_values
 from ._witness import overlay_shape, task_bounds
@@ -149,12 +149,14 @@ def _printed_evidence(trajectory: Trajectory, task: Task, cited: list[int], reco
     # code of a Python step before it (the replay runs them all; _observation.python_problem)
     given = given_by(task, _population_threshold(task))
     opaque: list[dict[str, Any]] = []
-    python_steps = [s for s in trajectory.steps if s.kind == "python"]
+    before = earlier_by_step([s.output for s in trajectory.steps])
+    upto = max(t.index for t in targets)
+    # each Python step's code judged once (the first snapshot found), then charged to every target after it
+    problems = [(s.index, w) for s in trajectory.steps if s.kind == "python" and s.index <= upto
+                if (w := python_problem(s.code or "", given, before(s.index)))]
     judged = []
     for target in targets:
-        why = next((w for s in python_steps if s.index <= target.index
-                    if (w := python_problem(s.code or "", given,
-                                            earlier_read(p.output or "" for p in trajectory.steps[: max(0, s.index - 1)])))), None)
+        why = next((w for i, w in problems if i <= target.index), None)
         if why:
             opaque.append({"step": target.index, "position": len(target.sql or []), "origin": "python_output", "sql": "",
                            "code": (target.code or "")[:2000], "status": "opaque", "why": why})
@@ -230,9 +232,8 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
     found = extract_evidence(trajectory, getattr(parsed, "citations", None))
     evaluated, skipped = select(found.queries, found.cited, config.max_evidence_queries)
     budget = EvidenceBudget(config.evidence_time_budget_s)
-    records = [_evaluate(q, db, task, trajectory.dialect, config, budget,
-                         earlier_read(s.output or "" for s in trajectory.steps[: max(0, q.step - 1)]))
-               for q in evaluated]
+    before = earlier_by_step([s.output for s in trajectory.steps])
+    records = [_evaluate(q, db, task, trajectory.dialect, config, budget, before(q.step)) for q in evaluated]
     records += [{"step": q.step, "position": q.position, "origin": q.origin, "sql": q.sql[:2000], "status": "not_evaluated",
                  "why": f"beyond the {config.max_evidence_queries} evidence queries evaluated (cited steps first, then the latest)"}
                 for q in skipped]

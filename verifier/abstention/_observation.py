@@ -46,7 +46,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 import sqlglot
 from sqlglot import exp
@@ -167,6 +167,21 @@ def earlier_read(outputs: Iterable[str]) -> Earlier:
     texts = [o or "" for o in outputs]
     nums = {c for t in texts for m in re.findall(r"-?\d+(?:\.\d+)?", t) if (c := _canon_number(m)) is not None}
     return Earlier(frozenset(nums), "\n".join(t.lower() for t in texts))
+
+
+def earlier_by_step(outputs: Sequence[str | None]) -> Callable[[int], Earlier]:
+    """``before(step)``: ``earlier_read`` of ``outputs[: step - 1]`` (what the agent read before the
+    1-based ``step``), each prefix read once however many queries or Python steps of that step ask
+    (``verify_noise``). ``outputs``: the trajectory's step outputs in order (``None`` for none).
+    Raises nothing."""
+    memo: dict[int, Earlier] = {}
+
+    def before(step: int) -> Earlier:
+        k = max(0, step - 1)
+        if k not in memo:
+            memo[k] = earlier_read(o or "" for o in outputs[:k])
+        return memo[k]
+    return before
 
 
 @dataclass(frozen=True)
