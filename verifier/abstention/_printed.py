@@ -13,7 +13,12 @@ output, with the same rules the SQL path applies to a query's visible rows:
    come back through a ``run_sql`` callback, which the caller points at the base database or at
    a witness / perturbation overlay (the same overlays and query process the SQL path uses,
    charged to the trajectory's evidence budget; nothing is materialised on disk).
-2. **Reproduced**: the base replay must print exactly what the trajectory recorded (framing and
+2. **Deterministic, then reproduced**: the base replay runs twice, in two fresh workers (each with
+   its own clock reading, address layout, ``os.urandom`` and hence ``random``/``uuid``/``secrets``
+   state, at the same fixed string-hash seed). A step whose two printouts (or errors) differ depends
+   on something else than the database and its code: ``nondeterministic``
+   (``EVIDENCE_NONDETERMINISTIC``, as a SQL query calling ``random()``; issue 31). Otherwise the
+   base replay must print exactly what the trajectory recorded (framing and
    trailing blanks aside), else the step is ``fabricated`` (``EVIDENCE_FABRICATED``); a replay
    that raises where the episode did not is ``failed`` (the code does not run here, e.g. a
    foreign ``duckdb.connect``), a wall-time overrun ``failed`` with that reason.
@@ -342,13 +347,18 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
         return out
 
     done = run(None, "base")
-    if done is None:
+    again = run(None) if done is not None else None  # the same code on the same database, in a fresh worker
+    if done is None or again is None:
         return list(records.values()), {"used": True}
     base: dict[int, Printed] = {}
     for s in targets:
         res = done[s.index]
         base[s.index] = printed(res.output, cap)
-        if res.error:
+        if (res.output, res.error) != (again[s.index].output, again[s.index].error):
+            records[s.index].update(status="nondeterministic", why="re-running the step's code twice on the same database "
+                                    "prints two different outputs: it depends on the clock, randomness, object identities "
+                                    "or the process's state, not only on the records (never evidence)")
+        elif res.error:
             records[s.index].update(status="failed", why="re-running the step's code on the database raises where the episode "
                                     f"did not: {res.error.strip().splitlines()[-1][:300]}")
         elif shown_text(base[s.index].seen) != shown_text(s.output or ""):

@@ -13,11 +13,17 @@ cgroup namespaces. Its filesystem is an empty tmpfs holding only:
 - the directories of the shared libraries those need (``ldd``), read-only, at
   their usual paths, and the time-zone data (``zoneinfo.TZPATH``);
 - the worker script, a read-only copy, at ``/sandbox/worker.py``;
-- the episode's folder, read-write, at ``/episode`` (the working directory);
-- a new ``/proc`` (of the new PID namespace: no host process is visible) and
-  a minimal ``/dev`` (``null``, ``zero``, ``random``, ``urandom``...);
-  the root and ``/dev`` are read-only tmpfs, so the folder is the only
-  writable place;
+- the episode's folder, read-write, at ``/episode`` (the working directory):
+  a tmpfs of its own, capped in size and in files (``nr_inodes``), mounted
+  by an outer stage (``folder_stage``: ``unshare --user --mount`` and
+  ``mount -t tmpfs``, because bwrap's ``--size`` caps bytes, not files); it
+  exists only in the sandbox's mount namespace and is gone when the worker
+  ends, however it ends (issue 31);
+- a minimal ``/dev`` (``null``, ``zero``, ``random``, ``urandom``...) and no
+  ``/proc`` (the worker needs none: without it ``/proc/self/mountinfo``, which
+  names the host path of every bound folder, and the process's own state
+  cannot be read); the root and ``/dev`` are read-only tmpfs, so the folder is
+  the only writable place;
 - optionally (``PythonLimits.site_packages``) the interpreter's
   site-packages folders, read-only, under ``/site/N`` (third-party code only:
   numpy, pandas...).
@@ -26,9 +32,8 @@ So the project's source tree, task files, trajectories, the database, home
 directories and the host's ``/tmp`` do not exist inside. The worker is PID 1
 (no bwrap process is visible inside), bwrap's arguments come through a pipe
 (``--args``) and the worker script is a copy (``--ro-bind-data``), so the
-project's location shows nowhere; ``/proc/self/mountinfo`` does show the host
-paths of the interpreter and of the (empty, random) episode folder. The database stays reachable only through the parent's
-``db.sql`` proxy.
+project's location shows nowhere (no ``/proc``: no mount table to read). The
+database stays reachable only through the parent's ``db.sql`` proxy.
 
 Which ``bwrap``: ``EHR_VERIFIER_BWRAP`` (a path) if set, else ``bwrap`` on
 ``PATH`` (a distribution's package, e.g. Debian's ``bubblewrap``), else the
@@ -240,7 +245,8 @@ def bwrap_args(view: RuntimeView, folder: str, worker_fd: int, seccomp_fd: int |
 
     Args:
         view: ``runtime_view(...)``.
-        folder: the episode's folder on the host (bound read-write at ``/episode``).
+        folder: the episode's folder in bwrap's mount namespace (bound read-write at
+            ``/episode``): the capped tmpfs of ``folder_stage``. No ``/proc`` is mounted.
         worker_fd: an inherited fd holding the worker's source (``data_pipe``),
             copied to a read-only ``/sandbox/worker.py`` (``--ro-bind-data``: no
             host path of the project shows in ``/proc/self/mountinfo``).
@@ -269,12 +275,55 @@ def bwrap_args(view: RuntimeView, folder: str, worker_fd: int, seccomp_fd: int |
     for k, v in env.items():
         args += ["--setenv", k, v]
     args += list(view.ops)
-    args += ["--ro-bind-data", str(worker_fd), INSIDE_WORKER, "--proc", "/proc", "--dev", "/dev",
+    args += ["--ro-bind-data", str(worker_fd), INSIDE_WORKER, "--dev", "/dev",
              "--bind", folder, INSIDE_FOLDER, "--chdir", INSIDE_FOLDER,
              "--remount-ro", "/dev", "--remount-ro", "/"]  # no in-memory files outside the folder (RLIMIT_AS does not count them)
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     return args
+
+
+#: Host folders that may carry the episode's tmpfs in the outer stage's mount namespace (the first
+#: that exists and holds nothing the sandbox shows; hidden from nothing else).
+_MOUNTPOINTS = ("/mnt", "/media", "/srv", "/opt", "/var/tmp", "/tmp", "/home", "/root", "/boot")
+
+
+def folder_mountpoint(view: RuntimeView, exe: str) -> str:
+    """Where the outer stage mounts the episode's tmpfs: a host folder (``_MOUNTPOINTS``) neither
+    above nor below any path the sandbox binds (``view.ops``) or the bwrap binary ``exe``.
+
+    Raises:
+        SandboxUnavailable: no such folder exists here.
+    """
+    used = [a for a in view.ops if a.startswith("/")] + [exe]
+    for cand in _MOUNTPOINTS:
+        if os.path.isdir(cand) and not os.path.islink(cand) and not any(_under(u, cand) or _under(cand, u) for u in used):
+            return cand
+    raise SandboxUnavailable(f"no folder among {', '.join(_MOUNTPOINTS)} can hold the episode's tmpfs here")
+
+
+def folder_stage(mountpoint: str, size_mb: int, files: int) -> list[str]:
+    """The outer stage that gives the episode its capped folder, to put before ``bwrap ...``.
+
+    ``unshare --user --map-root-user --mount`` (util-linux; unprivileged, like bwrap) makes a
+    private mount namespace, ``mount -t tmpfs -o size=...,nr_inodes=...`` mounts a tmpfs of
+    ``size_mb`` MiB and at most ``files`` files and folders on ``mountpoint`` there (the host's
+    folder is untouched), then ``sh`` executes bwrap (its arguments follow this list; the first is
+    bwrap's path), which binds it at ``/episode``. The tmpfs belongs to that namespace alone: it
+    disappears with the worker (bwrap's ``--die-with-parent``, also when the verifier is killed),
+    so nothing of an episode stays on the host. A write past a cap fails with ``ENOSPC``.
+
+    Raises:
+        SandboxUnavailable: ``unshare`` or ``mount`` is not installed.
+    """
+    import shlex  # noqa: PLC0415
+
+    unshare, mount, sh = shutil.which("unshare"), shutil.which("mount"), shutil.which("sh")
+    if not (unshare and mount and sh):
+        raise SandboxUnavailable("the episode folder needs util-linux's unshare and mount and a sh; one is missing")
+    opts = f"size={int(size_mb)}m,nr_inodes={int(files)},mode=0700,nosuid,nodev"
+    script = f"{shlex.quote(mount)} -t tmpfs -o {opts} ehr-episode {shlex.quote(mountpoint)} && exec \"$0\" \"$@\""
+    return [unshare, "--user", "--map-root-user", "--mount", "--propagation", "private", "--", sh, "-c", script]
 
 
 def data_pipe(data: bytes) -> int:
@@ -313,8 +362,6 @@ def probe(site_packages: bool = False) -> tuple[str | None, str]:
     Starts ``python -I -S -c pass`` under the same options a worker gets
     (about 0.1 s, once per process and setting).
     """
-    import tempfile  # noqa: PLC0415
-
     exe = find_bwrap()
     if exe is None:
         return None, (f"bubblewrap (bwrap) was not found: install the 'bubblewrap' system package, "
@@ -325,23 +372,24 @@ def probe(site_packages: bool = False) -> tuple[str | None, str]:
         view = runtime_view(site_packages)
     except (SandboxUnavailable, OSError, subprocess.SubprocessError, ValueError) as exc:
         return None, str(exc)
-    folder = tempfile.mkdtemp(prefix="ehr-env-probe-")
     fds: list[int] = []
     try:
+        folder = folder_mountpoint(view, exe)
+        stage = folder_stage(folder, 1, 16)
         fds.append(data_pipe(worker_source()))
         fds.append(args_pipe(bwrap_args(view, folder, fds[0], version=bwrap_version(exe))))
-        done = subprocess.run(["bwrap", "--args", str(fds[1]), view.exe, "-I", "-S", "-c", "pass"], executable=exe,
-                              pass_fds=tuple(fds), capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+        done = subprocess.run([*stage, exe, "--args", str(fds[1]), view.exe, "-I", "-S", "-c", "pass"],
+                              pass_fds=tuple(fds), capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"},
+                              cwd="/")
     except (OSError, subprocess.SubprocessError, SandboxUnavailable) as exc:
         return None, f"{exe} could not start: {exc}"
     finally:
         for fd in fds:
             os.close(fd)
-        shutil.rmtree(folder, ignore_errors=True)
     if done.returncode != 0:
         return None, f"{exe} failed (exit {done.returncode}): {done.stderr.strip()[-400:] or 'no message'}"
     return exe, "ok"
 
 
 __all__ = ["BWRAP_ENV", "INSIDE_FOLDER", "RuntimeView", "SandboxUnavailable", "args_pipe", "bwrap_args", "data_pipe",
-           "bwrap_version", "find_bwrap", "probe", "runtime_view", "worker_source"]
+           "bwrap_version", "find_bwrap", "folder_mountpoint", "folder_stage", "probe", "runtime_view", "worker_source"]

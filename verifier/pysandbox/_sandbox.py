@@ -58,7 +58,7 @@ WORKER = Path(__file__).with_name("_worker.py")
 #: Sent to the agent when the worker had to be replaced.
 STATE_LOST = (
     "The Python worker was stopped and restarted: variables, imports and definitions from earlier "
-    "Python steps were lost (files in the working folder are kept)."
+    "Python steps were lost (so were the files in the working folder, except in the in-process mode)."
 )
 
 
@@ -70,6 +70,39 @@ ISOLATION_FLAGS = ("-s", "-P")
 #: same order on every run, as in the episode (issue 31: with ``-I`` each worker drew a random
 #: seed and an honest set of four strings was judged ``EVIDENCE_FABRICATED`` in 8 of 8 scorings).
 HASH_SEED = "0"
+
+
+#: Name prefix of the in-process mode's host folders: ``ehr-env-py-<pid>-<random>``.
+FOLDER_PREFIX = "ehr-env-py-"
+
+
+def remove_stale_folders(root: str | Path | None = None) -> list[Path]:
+    """Remove in-process episode folders (``FOLDER_PREFIX``) in ``root`` (default: the temporary
+    directory) whose creating process no longer runs: a verifier killed before ``close``.
+
+    Returns:
+        The folders removed. Never raises (a folder that cannot be removed is left).
+    """
+    removed: list[Path] = []
+    base = Path(root or tempfile.gettempdir())
+    try:
+        entries = list(base.glob(f"{FOLDER_PREFIX}*-*"))
+    except OSError:
+        return removed
+    for path in entries:
+        pid = path.name[len(FOLDER_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or not path.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # its process still runs
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
 
 
 class PythonLimits(BaseModel):
@@ -85,6 +118,13 @@ class PythonLimits(BaseModel):
         memory_mb: address-space limit (RLIMIT_AS) in MiB.
         max_output_chars: characters of printed output returned per step.
         file_size_mb: largest file the code may write (RLIMIT_FSIZE), MiB.
+        folder_mb, folder_files: bwrap only: the episode folder is a tmpfs of at
+            most ``folder_mb`` MiB and ``folder_files`` files and folders
+            (``_bwrap.folder_stage``; issue 31: one step wrote 2 GiB of 64 MiB
+            files to the host's disk). A write past a cap fails with ``ENOSPC``
+            and the step's error names the caps. The tmpfs lives in memory and
+            only as long as the worker. The in-process mode's folder is a host
+            folder without caps.
         startup_s: seconds allowed for the worker to start.
         isolation: ``"bwrap"`` (the operating-system sandbox; default) or
             ``"in_process"`` (the weaker mode, explicit opt-in). The default
@@ -109,6 +149,8 @@ class PythonLimits(BaseModel):
     memory_mb: int = Field(default=1024, ge=64)
     max_output_chars: int = Field(default=8000, ge=100)
     file_size_mb: int = Field(default=64, ge=1)
+    folder_mb: int = Field(default=256, ge=1)
+    folder_files: int = Field(default=10000, ge=16)
     startup_s: float = Field(default=20.0, gt=0)
     isolation: Literal["bwrap", "in_process"] = Field(default_factory=lambda: default_isolation())
     site_packages: bool = False
@@ -180,7 +222,12 @@ class PythonSandbox:
             its ``VerifierError`` messages are passed back to the code as
             ``DatabaseError``.
         limits: resource limits.
-        folder: working folder (created if None, removed by ``close``).
+        folder: in_process only: the working folder on the host (created if
+            None, named with this process's id, removed by ``close``, and by
+            the next sandbox of any process when this process died first).
+            Under bwrap the folder is the worker's own capped tmpfs
+            (``PythonLimits.folder_mb``): nothing is on the host, ``self.folder``
+            is None.
 
     The worker starts lazily on the first ``run``. Use as a context manager
     or call ``close()``.
@@ -203,16 +250,19 @@ class PythonSandbox:
                     f"weaker in-process isolation with PythonLimits(isolation='in_process') or "
                     f"{ISOLATION_ENV}=in_process (named in every trajectory's metadata)."
                 )
-        self._own_folder = folder is None
-        self.folder = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ehr-env-py-"))
-        self.folder.mkdir(parents=True, exist_ok=True)
+        if folder is not None and self._bwrap is not None:
+            raise InputError("folder", str(folder), "under bwrap the episode folder is the worker's own tmpfs")
+        self._own_folder = folder is None and self._bwrap is None
+        self.folder: Path | None = None
+        if self._bwrap is None:
+            if folder is None:
+                remove_stale_folders()
+            self.folder = Path(folder) if folder else Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
+            self.folder.mkdir(parents=True, exist_ok=True)
         self._proc: subprocess.Popen[bytes] | None = None
         self._to_worker: int | None = None
         self._from_worker: int | None = None
         self._buf = b""
-        log_fd, log_path = tempfile.mkstemp(prefix="ehr-env-worker-", suffix=".log")
-        os.close(log_fd)  # reopened by path when the worker starts; an fd kept per sandbox ran out past 1,024 re-runs
-        self._log = Path(log_path)
         self.hardening: dict[str, Any] = {}
         self._lost = False  # worker died between steps
         self._step = 0
@@ -225,7 +275,8 @@ class PythonSandbox:
             "--rfd", str(p2c_r), "--wfd", str(c2p_w),
             "--mem-mb", str(self.limits.memory_mb), "--cpu-total-s", str(self.limits.cpu_total_s),
             "--fsize-mb", str(self.limits.file_size_mb),
-        ] + ([] if self.limits.audit_hook else ["--no-audit-hook"])
+        ] + (["--folder-mb", str(self.limits.folder_mb), "--folder-files", str(self.limits.folder_files)]
+             if self._bwrap is not None else []) + ([] if self.limits.audit_hook else ["--no-audit-hook"])
         extra_fds: list[int] = []
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": HASH_SEED}
         if self._bwrap is not None:
@@ -236,23 +287,26 @@ class PythonSandbox:
                 "HOME": str(self.folder), "TMPDIR": str(self.folder), "OMP_NUM_THREADS": "1",
                 "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
             })
-        try:
-            with open(self._log, "ab") as log:
-                self._proc = subprocess.Popen(  # argv[0] "bwrap": its path (maybe inside the project's venv) stays out
-                    cmd, executable=self._bwrap if self._bwrap is not None else None,
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-                    pass_fds=(p2c_r, c2p_w, *extra_fds), cwd=str(self.folder), env=env, start_new_session=True,
+        # the worker's stderr: an unnamed file (nothing left on the host, however the process ends),
+        # read only if the start fails, closed on this side once it is up (one fd per sandbox ran out
+        # past 1,024 re-runs)
+        with tempfile.TemporaryFile(prefix="ehr-env-worker-") as log:
+            try:
+                self._proc = subprocess.Popen(
+                    cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                    pass_fds=(p2c_r, c2p_w, *extra_fds), cwd=str(self.folder or "/"), env=env, start_new_session=True,
                 )
-        finally:
-            for fd in (p2c_r, c2p_w, *extra_fds):
-                os.close(fd)
-        self._to_worker, self._from_worker = p2c_w, c2p_r
-        self._buf = b""
-        ready = self._read(time.monotonic() + self.limits.startup_s)
-        if ready is None or ready.get("op") != "ready":
-            tail = self._log.read_text(errors="replace")[-2000:] if self._log.exists() else ""
-            self._kill()
-            raise WorkerDied(f"the Python worker failed to start: {tail.strip() or 'no output'}")
+            finally:
+                for fd in (p2c_r, c2p_w, *extra_fds):
+                    os.close(fd)
+            self._to_worker, self._from_worker = p2c_w, c2p_r
+            self._buf = b""
+            ready = self._read(time.monotonic() + self.limits.startup_s)
+            if ready is None or ready.get("op") != "ready":
+                log.seek(0)
+                tail = log.read().decode("utf-8", "replace")[-2000:]
+                self._kill()
+                raise WorkerDied(f"the Python worker failed to start: {tail.strip() or 'no output'}")
         self.hardening = {**ready.get("hardening", {}), **facts}
 
     def _bwrap_command(self, limits: list[str]) -> tuple[list[str], list[int], dict[str, Any]]:
@@ -262,7 +316,9 @@ class PythonSandbox:
         fds = [_bwrap.data_pipe(_bwrap.worker_source())]
         if program is not None:
             fds.append(_bwrap.data_pipe(program))
-        args = _bwrap.bwrap_args(view, str(self.folder.resolve()), fds[0], seccomp_fd=fds[1] if program else None,
+        mountpoint = _bwrap.folder_mountpoint(view, self._bwrap)  # type: ignore[arg-type]
+        stage = _bwrap.folder_stage(mountpoint, self.limits.folder_mb, self.limits.folder_files)
+        args = _bwrap.bwrap_args(view, mountpoint, fds[0], seccomp_fd=fds[1] if program else None,
                                  version=_bwrap.bwrap_version(self._bwrap))  # type: ignore[arg-type]
         args_fd = _bwrap.args_pipe(args)
         fds.append(args_fd)
@@ -270,8 +326,9 @@ class PythonSandbox:
         for d in view.site_dirs:
             worker += ["--site", d]
         facts = {"isolation": "bwrap", "bwrap": self._bwrap, "seccomp": program is not None,
-                 "site_packages": bool(view.site_dirs)}
-        return ["bwrap", "--args", str(args_fd), *worker], fds, facts
+                 "site_packages": bool(view.site_dirs), "folder_mb": self.limits.folder_mb,
+                 "folder_files": self.limits.folder_files}
+        return [*stage, self._bwrap, "--args", str(args_fd), *worker], fds, facts  # type: ignore[list-item]
 
     def _in_process_command(self, limits: list[str]) -> tuple[list[str], dict[str, Any]]:
         """The weaker mode's command line (``unshare`` where it works) and what it applies."""
@@ -435,12 +492,8 @@ class PythonSandbox:
     def close(self) -> None:
         """Stop the worker and remove the temporary folder (if this sandbox made it)."""
         self._kill()
-        if self._own_folder:
+        if self._own_folder and self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
-        try:
-            self._log.unlink()
-        except OSError:
-            pass
 
     def __enter__(self) -> "PythonSandbox":
         return self

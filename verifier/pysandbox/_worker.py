@@ -515,7 +515,18 @@ def _set_step_cpu(cpu_s: float) -> None:
 
 
 # ---------------------------------------------------------------- execution
-def _format_error(exc: BaseException, mem_mb: int, cpu_s: float) -> str:
+def _folder_note(exc: BaseException, caps) -> str:
+    """A line naming the episode folder's caps when ``exc`` is a write refused for space
+    (``ENOSPC``: the bwrap tmpfs's size or file cap, ``caps`` = (MiB, files)), else ""."""
+    import errno  # noqa: PLC0415
+
+    if caps is None or not isinstance(exc, OSError) or exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return ""
+    return (f"EpisodeFolderFull: the episode folder holds at most {caps[0]} MiB in {caps[1]} files and folders; "
+            "this write went past that cap. Delete files you no longer need.")
+
+
+def _format_error(exc: BaseException, mem_mb: int, cpu_s: float, caps=None) -> str:
     if isinstance(exc, CpuTimeExceeded):
         return f"CpuTimeExceeded: the step used more than its CPU-time limit of {cpu_s:g} s"
     if isinstance(exc, MemoryError):
@@ -529,7 +540,7 @@ def _format_error(exc: BaseException, mem_mb: int, cpu_s: float) -> str:
     text = "".join(lines)
     if len(text) > 4000:
         text = text[:1000] + "\n...\n" + text[-3000:]
-    return text
+    return text + _folder_note(exc, caps)
 
 
 def _run(code: str, step: int, ns: dict, out: _CappedWriter) -> None:
@@ -553,6 +564,8 @@ def main(argv=None) -> None:
     ap.add_argument("--mem-mb", type=int, default=1024)
     ap.add_argument("--cpu-total-s", type=int, default=300)
     ap.add_argument("--fsize-mb", type=int, default=64)
+    ap.add_argument("--folder-mb", type=int, default=None, help="the folder's size cap (bwrap tmpfs), for error text")
+    ap.add_argument("--folder-files", type=int, default=None, help="the folder's file cap (bwrap tmpfs), for error text")
     ap.add_argument("--readonly-fs", action="store_true")
     ap.add_argument("--site", action="append", default=[], help="site-packages folder to add (bwrap mode)")
     ap.add_argument("--no-audit-hook", action="store_true", help="tests of the OS sandbox alone")
@@ -599,7 +612,8 @@ def main(argv=None) -> None:
         except SystemExit as exc:
             error = f"SystemExit: exit() is not allowed in a step (code {exc.code!r}); state is kept"
         except BaseException as exc:  # noqa: BLE001 - every agent error is an observation
-            error = _format_error(exc, args.mem_mb, cpu_s)
+            caps = (args.folder_mb, args.folder_files) if args.folder_mb else None
+            error = _format_error(exc, args.mem_mb, cpu_s, caps)
         finally:
             sys.stdout, sys.stderr = old_out, old_err
         channel.send({"op": "done", "output": out.getvalue(), "error": error, "output_truncated": out.truncated})
