@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import secrets
 import socket
+import sys
 import threading
 from pathlib import Path
 
@@ -355,18 +356,44 @@ def test_isolation_opt_in_by_environment_variable(monkeypatch: pytest.MonkeyPatc
 def test_the_sandbox_shows_only_the_runtime_and_the_folder(layout: dict) -> None:
     env = _env(layout["db"], audit_hook=False)
     try:
-        obs = _run(env, "import os\nsorted(os.listdir('/')), os.getcwd(), os.getpid(), sorted(os.listdir('/proc'))[-5:], "
-                        "open('/proc/1/cmdline', 'rb').read(), os.readlink('/proc/1/exe'), open('/proc/1/environ', 'rb').read()")
+        obs = _run(env, "import os\nsorted(os.listdir('/')), os.getcwd(), os.getpid()")
         repo = str(Path(__file__).resolve().parent.parent)
         for hidden in ("/work/", "/root", "/tmp", str(layout["root"]), repo, "pytest", ".pyenv", "bwrap", "site-packages"):
             assert hidden not in obs, (hidden, obs)
-        assert "'episode'" in obs and "'python'" in obs and "/episode" in obs
-        obs = _run(env, "print(open('/proc/self/mountinfo').read())")
-        for hidden in (str(layout["root"]), repo, "site-packages/"):  # the runtime's and the folder's paths do show
-            assert hidden not in obs, (hidden, obs)
-        for gone in ("/work", "/root", "/tmp", "/home", "/etc"):
+        assert "'episode'" in obs and "'python'" in obs and "/episode" in obs and "'proc'" not in obs
+        for gone in ("/work", "/root", "/tmp", "/home", "/etc", "/proc"):
             obs = _run(env, f"import os\nos.path.exists({gone!r})")
             assert obs.rstrip().endswith("False"), gone
+    finally:
+        env.close()
+
+
+#: Where a process reads the mount table (and the host paths of every bound folder).
+MOUNT_TABLES = ("/proc/self/mountinfo", "/proc/1/mountinfo", "/proc/self/mounts", "/proc/thread-self/mountinfo",
+                "/proc/self/task/1/mountinfo", "/proc/self/exe", "/proc/self/environ")
+
+
+@pytest.mark.parametrize("site_packages", [False, True], ids=["episode", "replay-settings"])
+def test_no_host_path_is_visible_from_inside(layout: dict, site_packages: bool) -> None:
+    """Issue 31 point 5: ``/proc/self/mountinfo`` showed the host paths of the interpreter, the
+    site-packages folders (the project's venv) and the episode folder. The sandbox mounts no
+    ``/proc``: no mount table to read, and the folder is a tmpfs with no host path."""
+    limits = PythonLimits(audit_hook=False, site_packages=site_packages)
+    env = EHREnv(str(layout["db"]), EnvConfig(python=limits), scorer=_scorer)
+    env.reset(TASK)
+    try:
+        code = ("out = []\nfor p in " + repr(MOUNT_TABLES) + ":\n"
+                "    try:\n        out.append(open(p, 'rb').read().decode(errors='replace'))\n"
+                "    except OSError as e:\n        out.append(type(e).__name__)\nprint(out)")
+        obs = _run(env, code)
+        assert "NameError" not in obs and "SyntaxError" not in obs, obs
+        import sysconfig
+
+        hosts = {str(layout["root"]), str(Path(__file__).resolve().parent.parent), "/tmp", "/work",
+                 sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sys.base_prefix}
+        for host in hosts:
+            assert host not in obs, (host, obs[-1500:])
+        assert obs.count("FileNotFoundError") == len(MOUNT_TABLES), obs
     finally:
         env.close()
 

@@ -208,12 +208,17 @@ def test_state_is_fresh_for_each_episode(env: EHREnv) -> None:
 
 
 def test_sandbox_folder_is_removed_on_close(small_db: Path) -> None:
-    sb = PythonSandbox(lambda sql: ([], [], False))
+    """In-process: a host folder, removed by close. Under bwrap (issue 31) the folder is the worker's
+    own tmpfs: nothing on the host, gone with the worker."""
+    sb = PythonSandbox(lambda sql: ([], [], False), PythonLimits(isolation="in_process"))
     res = sb.run("import os\nopen('here.txt', 'w').write('x')\nos.getcwd()")
     folder = sb.folder
     assert res.error is None and (folder / "here.txt").read_text() == "x", "the worker's cwd is the episode folder"
     sb.close()
     assert not folder.exists() and not sb.alive
+    with PythonSandbox(lambda sql: ([], [], False)) as box:
+        res = box.run("import os\nopen('here.txt', 'w').write('x')\nos.getcwd()")
+        assert res.error is None and res.output.strip() == "'/episode'" and box.folder is None
 
 
 @pytest.mark.parametrize("isolation", ["bwrap", "in_process"])

@@ -68,8 +68,8 @@ reasons they produce appear in this order:
 For SQL run inside Python steps the SQL result's visible rows (the display limits applied)
 count only when they show in the step's printed output (``evidence.reflected_in_output``). When
 no query qualified, cited Python steps are judged by what they print (``verifier.abstention._printed``):
-re-run in the bubblewrap sandbox on the base (must reproduce the recorded output, else
-``fabricated``), the re-keyed witness and the calibrated perturbations, their printed lines
+re-run in the bubblewrap sandbox on the base, twice (two printouts that differ: ``nondeterministic``; else
+the recorded output must be reproduced, else ``fabricated``), the re-keyed witness and the calibrated perturbations, their printed lines
 compared like rows; records of origin ``python_output``, and ``details["evidence"]["python_output"]``
 when such a step exists (``used``; ``why`` when the sandbox cannot run here). A task without witness rows cannot be checked for sensitivity; then a query
 qualifies when its visible base result is empty or shows an empty value

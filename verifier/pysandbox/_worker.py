@@ -38,8 +38,10 @@ namespaces; the parent adds a wall-time limit):
       through the ``db`` object, whose every query the parent checks with
       ``verifier.sql._safety`` and records).
 Audit hooks are not a security boundary on their own (issue 11: ``os.open``
-with ``dir_fd`` and ``_posixsubprocess.fork_exec`` got past them); the
-bubblewrap sandbox is the boundary. ``--no-audit-hook`` (tests of that
+with ``dir_fd`` and ``_posixsubprocess.fork_exec`` got past them; issue 31:
+agent code can switch the hook off through its closure cells, found with
+``gc``); the bubblewrap sandbox and its seccomp filter are the boundary. The
+hook gives clear error messages and is the in-process mode's only layer. ``--no-audit-hook`` (tests of that
 sandbox alone) skips the hook and the ``socket`` stand-in; ``--site DIR``
 adds a site-packages folder bound read-only (``PythonLimits.site_packages``).
 """
