@@ -28,7 +28,9 @@ Limits (``PythonLimits``): CPU time per step (RLIMIT_CPU soft limit, SIGXCPU
 -> error) and per episode (hard limit, the kernel kills the worker), wall time
 per step (enforced here: the worker is killed and restarted), memory
 (RLIMIT_AS -> MemoryError), output size (captured text is cut), file size
-(RLIMIT_FSIZE).
+(RLIMIT_FSIZE), and under bwrap the episode folder's size and file count (a tmpfs of the
+worker's own, ``_bwrap.folder_stage``: nothing of an episode is written to the host's disk or
+outlives the worker; issue 31).
 """
 
 from __future__ import annotations
