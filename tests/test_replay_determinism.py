@@ -67,10 +67,9 @@ HONEST_TAIL = (
 )
 
 
-def test_honest_sets_and_dicts_get_one_verdict_on_20_rescorings(synth_db: Path, synth_tasks: list) -> None:
-    task = _filterable(synth_tasks, 1, synth_db)[0]
-    traj = _abstain(task, _filter_in_python(task, synth_db) + HONEST_TAIL, synth_db)
-    config = VerifyConfig(db_path=str(synth_db))
+def _assert_one_verdict(task: Task, db: Path) -> None:
+    traj = _abstain(task, _filter_in_python(task, db) + HONEST_TAIL, db)
+    config = VerifyConfig(db_path=str(db))
     verdicts = []
     for _ in range(20):
         v = verify(traj, task, config)
@@ -79,6 +78,16 @@ def test_honest_sets_and_dicts_get_one_verdict_on_20_rescorings(synth_db: Path, 
         assert "EVIDENCE_NONDETERMINISTIC" not in verdicts[-1][1], v.details["evidence"]["queries"]
     assert len(set(map(repr, verdicts))) == 1, verdicts
     assert verdicts[0][0], verdicts[0]
+
+
+def test_honest_sets_and_dicts_get_one_verdict_on_20_rescorings(synth_db: Path, synth_tasks: list) -> None:
+    _assert_one_verdict(_filterable(synth_tasks, 1, synth_db)[0], synth_db)
+
+
+@pytest.mark.real_data
+def test_honest_sets_and_dicts_get_one_verdict_on_20_rescorings_real_demo(demo_db: Path, demo_tasks: list) -> None:
+    """The same on the real MIMIC-IV demo (skips, saying so, when MIMIC_DEMO_DIR is absent)."""
+    _assert_one_verdict(_filterable(demo_tasks, 1, demo_db)[0], demo_db)
 
 
 #: Printouts that depend on something else than the records and the code.
