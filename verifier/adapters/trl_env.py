@@ -16,8 +16,9 @@ reward functions then receive the rollouts' instances as ``environments=`` (TRL'
   and DPO records, verl and inspect have it: one tool format for every framework (issue 34; there
   is no ``submit`` tool);
 * :func:`environment_factory`: the zero-argument factory bound to the tasks and database;
-* :func:`env_reward_func`: the reward read from the environments: each episode's verdict (an
-  episode the model did not submit is ended with its last assistant text), with reason codes
+* :func:`env_reward_func`: the reward read from the environments: each episode's verdict (the
+  episode is ended with the model's last assistant text, its final response, unless the tool-call
+  limit ended it first), with reason codes
   logged through ``log_extra`` / ``log_metric``.
 
 The class has no ``get_reward``: TRL would add it as a second reward source beside
@@ -113,7 +114,7 @@ class EHRToolEnv:
         return self._act({"kind": "python", "code": code})
 
     def _finish(self, text: str) -> Verdict:
-        """End an episode the model did not submit, with ``text`` as its final response; the verdict."""
+        """End the episode (if still open) with ``text`` as its final response; the verdict."""
         if self.task is None:
             raise InputError("environment", None, "reset was never called: no episode to score")
         if not self._env.done:
@@ -146,7 +147,7 @@ def env_reward_func(completions: Sequence[Any] | None = None, environments: Sequ
 
     Args:
         completions: the rollouts' completions (message lists or text), one per environment: the
-            last assistant text ends an episode the model did not submit.
+            last assistant text (the final response) ends an episode still open.
         environments: TRL's ``environments`` keyword: the :class:`EHRToolEnv` of each rollout.
         **kwargs: TRL's other keywords; ``log_extra`` / ``log_metric`` receive the reason codes
             (see ``verifier.adapters.trl_reward.log_verdicts``).

@@ -59,7 +59,8 @@ def describe_schema(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str,
 
 
 def schema_text(con: duckdb.DuckDBPyConnection) -> str:
-    """Compact text of the schema for agents: one header line per table, one line per column.
+    """The full schema description (``schema_detail="full"``): one header line per table, one line
+    per column with its type and meaning (:func:`compact_schema_text` is the default prompt's).
 
     Format::
 
@@ -133,7 +134,7 @@ def compact_schema_text(con: duckdb.DuckDBPyConnection) -> str:
 
     The full description (every column's meaning) is one ``run_sql`` call away
     (:data:`DESCRIBE_QUERY`). On the MIMIC-IV demo (31 tables, 493 columns) the text is about
-    8,700 characters (about 2,200 tokens at 4 characters a token, the estimate used here: no
+    8,400 characters (about 2,100 tokens at 4 characters a token, the estimate used here: no
     tokenizer is available offline), against about 31,000 for :func:`schema_text`.
 
     Returns:
