@@ -6,8 +6,9 @@ verl: every ``RLHFDataset`` prompt (the row's message plus the tool schemas the 
 is within ``data.max_prompt_length`` (``data.truncation=error`` would stop the run otherwise), and
 no tool result is cut at ``multi_turn.max_tool_response_length`` (the verl stand-in of
 ``tests/verl_fake.py`` cuts as verl does), the longest result the environment can show included.
-TRL: the observation ``EHRToolEnv.reset`` returns and each episode's completion (tool calls, tool
-results, final answer) fit ``max_completion_length``, within ``max_tool_calling_iterations``.
+TRL: the observation ``EHRToolEnv.reset`` returns fits the same prompt length (``GRPOConfig`` has
+none), and each episode's completion (tool calls, tool results, final answer) fits
+``max_completion_length``, within ``max_tool_calling_iterations``.
 
 Tokens are estimated at 3 characters a token, more than BPE tokenizers give on this text (about 4):
 no tokenizer is available offline here.
@@ -161,6 +162,7 @@ def test_trl_smoke_run_with_the_readme_settings(synth_db, sample):
     cfg = trl_settings()
     grpo, env_cfg = cfg["GRPOConfig"], EnvConfig(**cfg["EnvConfig"])
     max_completion, iterations = grpo["max_completion_length"], grpo["max_tool_calling_iterations"]
+    max_prompt = int(verl_settings()["data.max_prompt_length"])
     assert env_cfg.max_steps <= iterations
     tasks, oracle = sample
     ds = to_grpo_dataset(tasks, prompt="empty")
@@ -170,7 +172,9 @@ def test_trl_smoke_run_with_the_readme_settings(synth_db, sample):
     for i, (env, task) in enumerate(zip(envs, tasks)):
         row = ds[i]
         obs = env.reset(**row)
-        assert obs and task.question in obs and tokens(obs + json.dumps(TOOLS)) <= max_completion
+        # GRPOConfig (TRL >= 1.0) has no prompt length: the prompt (this observation and the tools)
+        # is held to the README's verl prompt length, the length a model's context is set up for
+        assert obs and task.question in obs and tokens(obs + json.dumps(TOOLS)) <= max_prompt
         agent = make_agent("oracle", tasks=[task])
         agent.reset(task, obs, {})
         messages, seen, calls = [], obs, 0
