@@ -179,15 +179,15 @@ def test_environment_factory_protocol_and_tool_schemas(synth_db, synth_tasks):
     env = make()
     assert callable(env.reset) and not hasattr(env, "get_reward")
     tools = _trl_tools(env)
-    assert sorted(tools) == ["run_python", "run_sql", "submit"]
+    assert sorted(tools) == ["run_python", "run_sql"]
     schemas = {n: get_json_schema(f)["function"] for n, f in tools.items()}  # transformers' own parser
     assert schemas["run_sql"]["parameters"]["required"] == ["query"]
     assert schemas["run_python"]["parameters"]["required"] == ["code"]
-    assert schemas["submit"]["parameters"]["required"] == ["answer"]
 
 
-def _play(env: EHRToolEnv, task: Task, row: dict, submit: bool = True) -> list[dict]:
-    """TRL's tool loop: the model's calls run as tool methods; results logged by ``name``."""
+def _play(env: EHRToolEnv, task: Task, row: dict) -> list[dict]:
+    """TRL's tool loop: the model's calls run as tool methods; results logged by ``name``; the final
+    response is the last assistant message without a tool call."""
     oracle = make_agent("oracle", tasks=[task])
     obs = env.reset(**row)
     oracle.reset(task, obs or row["prompt"][-1]["content"], {})
@@ -195,10 +195,6 @@ def _play(env: EHRToolEnv, task: Task, row: dict, submit: bool = True) -> list[d
     for _ in range(20):
         act = oracle.act(obs or "")
         if act.kind == "submit":
-            if submit:
-                call = {"type": "function", "function": {"name": "submit", "arguments": {"answer": act.content}}}
-                messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
-                messages.append({"role": "tool", "name": "submit", "content": env.submit(answer=act.content)})
             messages.append({"role": "assistant", "content": act.content})
             return messages
         name, arg = ("run_sql", "query") if act.kind == "sql" else ("run_python", "code")
@@ -214,7 +210,7 @@ def test_environment_episodes_are_rewarded_from_the_environments(synth_db, synth
     ds = to_grpo_dataset(tasks, prompt="empty")
     make = environment_factory(None, synth_db)
     envs = [make() for _ in tasks]
-    completions = [_play(env, t, ds[i], submit=i % 2 == 0) for i, (env, t) in enumerate(zip(envs, tasks))]
+    completions = [_play(env, t, ds[i]) for i, (env, t) in enumerate(zip(envs, tasks))]
     metrics = {}
     rewards = env_reward_func(completions=completions, environments=envs,
                               log_metric=lambda n, v: metrics.setdefault(n, []).append(v))

@@ -17,7 +17,9 @@ signatures and the same control flow where ours depends on it:
   ``create(create_kwargs=tools_kwargs[name]["create_kwargs"])``, ``execute(instance_id, args,
   agent_data=agent_data)`` and ``release(instance_id)`` (errors become an error text); tool
   messages carry no ``tool_call_id``; the output's ``extra_fields`` hold only ``turn_scores`` and
-  ``tool_rewards``.
+  ``tool_rewards``; a tool's text longer than ``multi_turn.max_tool_response_length`` characters
+  (verl's default 256) is cut as verl cuts it (``tool_response_truncate_side``, default middle:
+  ``...(truncated)...``), and ``multi_turn.max_assistant_turns`` ends the loop.
 
 The model is scripted: ``ScriptedServer`` returns one token per turn, ``TextTokenizer`` decodes it
 to the turn's text, and a ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` block is a
@@ -159,7 +161,10 @@ class ToolAgentLoop:
         self.config = trainer_config.config
         self.server_manager = server_manager
         self.tokenizer = tokenizer
-        self.max_assistant_turns = self.config.get("max_assistant_turns", 8)
+        multi_turn = self.config.get("multi_turn", {})
+        self.max_assistant_turns = multi_turn.get("max_assistant_turns", self.config.get("max_assistant_turns", 8))
+        self.max_tool_response_length = multi_turn.get("max_tool_response_length", 256)
+        self.tool_response_truncate_side = multi_turn.get("tool_response_truncate_side", "middle")
         tool_list = initialize_tools_from_config(self.config["tool_config_path"]) if self.config.get("tool_config_path") else []
         self.tools = {tool.name: tool for tool in tool_list}
 
@@ -218,12 +223,21 @@ class ToolAgentLoop:
             tool = self.tools[tool_call.name]
             kwargs = tools_kwargs.get(tool_call.name, {})
             instance_id, _ = await tool.create(create_kwargs=kwargs.get("create_kwargs", {}))
-            return await tool.execute(instance_id, json.loads(tool_call.arguments), agent_data=agent_data)
+            response, reward, extra = await tool.execute(instance_id, json.loads(tool_call.arguments), agent_data=agent_data)
         except Exception as e:  # noqa: BLE001 - as verl: the error becomes the tool's text
             return ToolResponse(text=f"Error when executing tool: {e}"), 0.0, {}
         finally:
             if tool and instance_id:
                 await tool.release(instance_id)
+        text, cap = response.text, self.max_tool_response_length
+        if text and len(text) > cap:  # verl's ToolAgentLoop._call_tool
+            if self.tool_response_truncate_side == "left":
+                text = text[:cap] + "...(truncated)"
+            elif self.tool_response_truncate_side == "right":
+                text = "(truncated)..." + text[-cap:]
+            else:
+                text = text[: cap // 2] + "...(truncated)..." + text[-(cap // 2):]
+        return ToolResponse(text=text), reward, extra
 
 
 class TextTokenizer:
@@ -285,9 +299,14 @@ def uninstall(mods: dict[str, types.ModuleType]) -> None:
         sys.modules.pop(name, None)
 
 
-def make_loop(entry: dict, tool_config_path: str, turns: list[str]):
-    """Instantiate an agent loop from its registry/YAML entry as verl's worker does."""
+def make_loop(entry: dict, tool_config_path: str, turns: list[str], multi_turn: dict | None = None):
+    """Instantiate an agent loop from its registry/YAML entry as verl's worker does.
+
+    ``multi_turn``: ``actor_rollout_ref.rollout.multi_turn`` settings (``max_tool_response_length``,
+    ``max_assistant_turns``, ``tool_response_truncate_side``); verl's defaults when absent.
+    """
     tok = TextTokenizer()
-    return instantiate(entry, trainer_config=_Wrap({"tool_config_path": tool_config_path}),
+    config = {"tool_config_path": tool_config_path, "multi_turn": dict(multi_turn or {})}
+    return instantiate(entry, trainer_config=_Wrap(config),
                        server_manager=ScriptedServer(tok, turns), tokenizer=tok, processor=None,
                        dataset_cls=None, dataset_config=_Wrap({})), tok

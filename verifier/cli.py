@@ -82,6 +82,7 @@ def _cli_errors(*extra: type[BaseException]) -> Iterator[None]:
 
 
 from .cli_checks import require_db as _require_db  # noqa: E402 - checks of file arguments
+from .cli_checks import require_schema_detail  # noqa: E402
 from .cli_checks import require_lines, require_out_dir, require_out_file, require_tasks  # noqa: E402
 
 
@@ -130,6 +131,7 @@ def rollout_cmd(
     k: int = typer.Option(1, "-k", help="Episodes per task (pass@k); trajectory ids are <task_id>#<sample>."),
     workers: int = typer.Option(1, "--workers", help="Worker processes."),
     max_steps: int = typer.Option(20, "--max-steps", help="Tool calls per episode before truncation."),
+    schema_detail: str = typer.Option("compact", "--schema-detail", help="Schema description in the prompt: compact (about 2,000 tokens; each column's meaning one run_sql away) or full."),
     verdicts: Optional[Path] = typer.Option(None, "--verdicts", help="Also append the environment's verdicts here."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="openai agent: endpoint (default $OPENAI_BASE_URL)."),
     model: Optional[str] = typer.Option(None, "--model", help="openai agent: model (default $EHR_AGENT_MODEL)."),
@@ -155,6 +157,7 @@ def rollout_cmd(
     if agent == "openai":
         options = {"base_url": base_url, "model": model, "evidence_check": evidence_check}
     with _cli_errors():  # arguments are checked before any progress output
+        require_schema_detail(schema_detail)
         if agent not in AGENTS:
             raise InputError("--agent", agent, f"unknown agent; choose one of {', '.join(sorted(AGENTS))}")
         for name, value in (("-k", k), ("--workers", workers), ("--max-steps", max_steps)):
@@ -176,7 +179,7 @@ def rollout_cmd(
 
             report = rollout(
                 agent, task_list, db, out, k=k, workers=workers, agent_options=options,
-                config=EnvConfig(max_steps=max_steps), verdicts_out=verdicts, on_episode=tick, id_prefix=id_prefix,
+                config=EnvConfig(max_steps=max_steps, schema_detail=schema_detail), verdicts_out=verdicts, on_episode=tick, id_prefix=id_prefix,
             )
             bar.update(job, completed=len(task_list) * k)
     console.print(f"{report.episodes} episodes run, {report.skipped} already in {out}; {report.seconds:.1f} s")
@@ -342,6 +345,7 @@ def export_cmd(
     db: Optional[Path] = typer.Option(None, "--db", help="DuckDB database: scores when --verdicts is absent, and gives the schema text of the prompt."),
     workers: int = typer.Option(1, "--workers", help="Worker processes when scoring."),
     max_pairs: Optional[int] = typer.Option(None, "--max-pairs-per-task", help="dpo: at most this many pairs per task."),
+    schema_detail: str = typer.Option("compact", "--schema-detail", help="Schema description in the prompt: compact (about 2,000 tokens; each column's meaning one run_sql away) or full."),
 ) -> None:
     """Export training data: SFT chat examples or DPO preference pairs (the reference is never included).
 
@@ -360,6 +364,7 @@ def export_cmd(
     )
 
     with _cli_errors():
+        require_schema_detail(schema_detail)
         if kind not in ("sft", "dpo"):
             raise InputError("--kind", kind, "expected sft or dpo")
         if db is not None:
@@ -376,14 +381,9 @@ def export_cmd(
             raise InputError("--verdicts", None, "give --verdicts (from `score`) or --db to score the trajectories now")
         schema = ""
         if db is not None:
-            from .database import schema_text
-            from .sql import open_readonly
+            from .env import prompt_schema
 
-            con = open_readonly(db)
-            try:
-                schema = schema_text(con)
-            finally:
-                con.close()
+            schema = prompt_schema(db, schema_detail)
         skipped: list[str] = []
         n = export_file(kind, trajectories, task_map, out, verdicts=index, schema=schema, max_pairs_per_task=max_pairs,  # type: ignore[arg-type]
                         skipped=skipped)
@@ -405,6 +405,7 @@ def serve_tools_cmd(
     task_id: Optional[str] = typer.Option(None, "--task-id", help="Play this task (default: the first task without an episode in --out)."),
     verdicts: Optional[Path] = typer.Option(None, "--verdicts", help="Also append the episode's verdict here."),
     max_steps: int = typer.Option(20, "--max-steps", help="Tool calls per episode before truncation."),
+    schema_detail: str = typer.Option("compact", "--schema-detail", help="Schema description in the prompt: compact (about 2,000 tokens; each column's meaning one run_sql away) or full."),
 ) -> None:
     """MCP tool server over stdio: one episode per client connection (tools get_task, run_sql, run_python, submit).
 
@@ -414,9 +415,10 @@ def serve_tools_cmd(
     from .database import check_tasks_database
 
     with _cli_errors(ImportError):
+        require_schema_detail(schema_detail)
         _require_db(db)
         check_tasks_database(require_tasks(tasks).values(), db)  # before serving: tasks of another database are refused
-        serve_stdio(tasks, db, out, task_id=task_id, verdicts=verdicts, max_steps=max_steps)
+        serve_stdio(tasks, db, out, task_id=task_id, verdicts=verdicts, max_steps=max_steps, schema_detail=schema_detail)
 
 
 def main() -> None:  # pragma: no cover - console entry

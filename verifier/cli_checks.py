@@ -90,3 +90,16 @@ def require_out_dir(out: Path, option: str = "--out") -> None:
     if out.exists() and not out.is_dir():
         raise InputError(option, str(out), "is an existing file; --out is the folder verdicts.jsonl, summary.json "
                          "and report.png are written into")
+
+
+def require_schema_detail(value: str) -> str:
+    """Check a ``--schema-detail`` value (``verifier.database.SCHEMA_DETAILS``) before any work.
+
+    Raises:
+        InputError: another value (field ``--schema-detail``).
+    """
+    from .database import SCHEMA_DETAILS
+
+    if value not in SCHEMA_DETAILS:
+        raise InputError("--schema-detail", value, f"expected one of {list(SCHEMA_DETAILS)}")
+    return value

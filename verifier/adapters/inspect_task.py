@@ -34,7 +34,7 @@ from inspect_ai.util import store
 
 from verifier.adapters.inspect_scorer import ehr_scorer
 from verifier.contract import InputError, Task as EHRTask, load_tasks, validate
-from verifier.env import EHREnv, EnvConfig
+from verifier.env import EHREnv, EnvConfig, prompt_schema
 from verifier.env.instructions import SHARED_INSTRUCTIONS
 
 #: Open episodes by the key each sample keeps in its ``store()`` (environments are not serialisable).
@@ -73,16 +73,17 @@ def _episode() -> EHREnv:
 
 
 @solver
-def ehr_episode(db: str, max_steps: int = 20) -> Solver:
+def ehr_episode(db: str, max_steps: int = 20, schema_detail: str = "compact") -> Solver:
     """Open the sample's ``EHREnv`` episode on its task (``state.metadata["task"]``).
 
     Args:
         db: the DuckDB database.
         max_steps: tool calls allowed before the episode is truncated.
+        schema_detail: ``EnvConfig.schema_detail`` (``"compact"`` or ``"full"``).
     """
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = validate(EHRTask, state.metadata["task"], where="sample metadata task: ")
-        env = EHREnv(db, EnvConfig(max_steps=max_steps))
+        env = EHREnv(db, EnvConfig(max_steps=max_steps, schema_detail=schema_detail))
         key = uuid.uuid4().hex
         _EPISODES[key] = env
         store().set(_KEY, key)
@@ -136,21 +137,23 @@ def run_python() -> Tool:
 
 
 @task
-def ehr_verifier(tasks: str, db: str, max_steps: int = 20) -> Task:
+def ehr_verifier(tasks: str, db: str, max_steps: int = 20, schema_detail: str = "compact") -> Task:
     """Clean-Noise tasks over the hospital database, played with ``run_sql`` / ``run_python``.
 
     Args:
         tasks: tasks JSONL path (``ehr-verifier make-tasks``).
         db: the DuckDB database the tasks were built on.
         max_steps: tool calls per episode.
+        schema_detail: the system message's schema description, ``"compact"`` (default) or ``"full"``
+            (``-T schema_detail=full``; ``EnvConfig.schema_detail``).
 
     Returns:
         An inspect_ai ``Task``; its scores are grouped by ``condition`` and ``noise_type``.
     """
-    schema = EHREnv(db).schema()
+    schema = prompt_schema(db, schema_detail)
     return Task(
         dataset=samples(tasks),
-        setup=ehr_episode(db, max_steps),
+        setup=ehr_episode(db, max_steps, schema_detail),
         solver=[system_message(f"{SHARED_INSTRUCTIONS.rstrip()}\n\n## Database schema\n{schema}".replace("{", "{{").replace("}", "}}")),
                 use_tools(run_sql(), run_python()), generate()],
         cleanup=close_episode,

@@ -181,12 +181,13 @@ def build_server(episode: Episode) -> Any:
 
 
 def serve_stdio(tasks: str | Path, db: str | Path, out: str | Path, *, task_id: str | None = None,
-                verdicts: str | Path | None = None, max_steps: int = 20) -> Task:
+                verdicts: str | Path | None = None, max_steps: int = 20, schema_detail: str = "compact") -> Task:
     """Serve one episode over stdio until the client disconnects, then log it.
 
     Args:
         tasks, db, out, task_id, verdicts: as the module docstring.
         max_steps: tool calls before the episode is truncated.
+        schema_detail: the schema description ``get_task`` shows (``EnvConfig.schema_detail``).
 
     Returns:
         The episode's task.
@@ -197,7 +198,7 @@ def serve_stdio(tasks: str | Path, db: str | Path, out: str | Path, *, task_id: 
     if max_steps < 1:
         raise InputError("--max-steps", max_steps, "must be >= 1")
     task = pick_task(tasks, out, task_id)
-    episode = Episode(task, db, out, verdicts, EnvConfig(max_steps=max_steps))
+    episode = Episode(task, db, out, verdicts, EnvConfig(max_steps=max_steps, schema_detail=schema_detail))
     try:
         build_server(episode).run("stdio")
     finally:

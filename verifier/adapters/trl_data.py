@@ -48,6 +48,7 @@ def to_grpo_dataset(
     *,
     db: str | Path | None = None,
     prompt: PromptKind = "observation",
+    schema_detail: str = "compact",
 ) -> Any:
     """The GRPO training set: one row per task.
 
@@ -59,6 +60,8 @@ def to_grpo_dataset(
             ``EHREnv.reset`` shows), ``"question"`` the question only, ``"empty"`` an empty
             message, for ``environment_factory`` training where ``EHRToolEnv.reset`` returns the
             observation and TRL appends it to that message.
+        schema_detail: the schema description of ``"observation"`` prompts: ``"compact"`` (default)
+            or ``"full"``, as ``EnvConfig.schema_detail`` (give the environment the same).
 
     Returns:
         A ``datasets.Dataset`` with string columns ``task_id`` and ``task`` (the Task as JSON text)
@@ -66,8 +69,8 @@ def to_grpo_dataset(
         the prompt.
 
     Raises:
-        InputError: a non-Task item, duplicated task ids, an unknown ``prompt`` kind, or
-            ``prompt="observation"`` without ``db``.
+        InputError: a non-Task item, duplicated task ids, an unknown ``prompt`` kind or
+            ``schema_detail``, or ``prompt="observation"`` without ``db``.
         ImportError: ``datasets`` is not installed (``pip install ehr-verifier[hf]``).
     """
     import datasets
@@ -81,10 +84,10 @@ def to_grpo_dataset(
     if prompt == "observation":
         if db is None:
             raise InputError("db", None, "prompt='observation' shows the schema description: give the database")
-        from ..env import EHREnv
+        from ..env import prompt_schema
         from ..env.instructions import reset_observation
 
-        schema = EHREnv(str(db)).schema()
+        schema = prompt_schema(db, schema_detail)
         texts = [reset_observation(t.question, schema) for t in items]
     else:
         texts = [t.question if prompt == "question" else "" for t in items]

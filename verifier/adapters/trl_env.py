@@ -8,12 +8,17 @@ appended to the last user message), and exposes every public method of the class
 reward functions then receive the rollouts' instances as ``environments=`` (TRL's
 ``GRPOTrainer`` documentation, "environment_factory").
 
-* :class:`EHRToolEnv`: tools ``run_sql(query)``, ``run_python(code)``, ``submit(answer)``, each
-  running the action in the instance's ``EHREnv`` (SQL under the verifier's rules, Python in the
-  confined worker), so what the model saw is recorded exactly as the verifier re-executes it;
+* :class:`EHRToolEnv`: tools ``run_sql(query)`` and ``run_python(code)``, each running the action
+  in the instance's ``EHREnv`` (SQL under the verifier's rules, Python in the confined worker), so
+  what the model saw is recorded exactly as the verifier re-executes it. The tools are
+  ``verifier.env.TOOLS`` (same names, descriptions and parameters), and the final response is the
+  model's last message without a tool call, as the shared instructions say and as the exported SFT
+  and DPO records, verl and inspect have it: one tool format for every framework (issue 34; there
+  is no ``submit`` tool);
 * :func:`environment_factory`: the zero-argument factory bound to the tasks and database;
-* :func:`env_reward_func`: the reward read from the environments: each episode's verdict (an
-  episode the model did not submit is ended with its last assistant text), with reason codes
+* :func:`env_reward_func`: the reward read from the environments: each episode's verdict (the
+  episode is ended with the model's last assistant text, its final response, unless the tool-call
+  limit ended it first), with reason codes
   logged through ``log_extra`` / ``log_metric``.
 
 The class has no ``get_reward``: TRL would add it as a second reward source beside
@@ -98,32 +103,18 @@ class EHRToolEnv:
         return self._act({"kind": "sql", "code": query})
 
     def run_python(self, code: str) -> str:
-        """Run Python code; variables persist between calls; db.sql('SELECT ...') queries the database.
+        """Run Python code; variables persist between calls; db.sql('SELECT ...') queries the database. Print what you want to see.
 
         Args:
-            code: Python source; print what you want to see.
+            code: Python source.
 
         Returns:
             What the code printed, or its error.
         """
         return self._act({"kind": "python", "code": code})
 
-    def submit(self, answer: str) -> str:
-        """Submit the final response and end the episode.
-
-        Args:
-            answer: The final response with an Answer (NULL when the database cannot answer) and a Reasoning.
-
-        Returns:
-            A confirmation.
-        """
-        if self.task is None or self._env.done:
-            return "Error: the episode is over; the first submission counts."
-        self._act({"kind": "submit", "text": answer})
-        return "Submitted."
-
     def _finish(self, text: str) -> Verdict:
-        """End an episode the model did not submit, with ``text`` as its final response; the verdict."""
+        """End the episode (if still open) with ``text`` as its final response; the verdict."""
         if self.task is None:
             raise InputError("environment", None, "reset was never called: no episode to score")
         if not self._env.done:
@@ -156,7 +147,7 @@ def env_reward_func(completions: Sequence[Any] | None = None, environments: Sequ
 
     Args:
         completions: the rollouts' completions (message lists or text), one per environment: the
-            last assistant text ends an episode the model did not submit.
+            last assistant text (the final response) ends an episode still open.
         environments: TRL's ``environments`` keyword: the :class:`EHRToolEnv` of each rollout.
         **kwargs: TRL's other keywords; ``log_extra`` / ``log_metric`` receive the reason codes
             (see ``verifier.adapters.trl_reward.log_verdicts``).

@@ -174,7 +174,7 @@ class EHRTaskset(vf.Taskset[EHRTask, EHRTasksetConfig]):
         Raises:
             InputError: no ``tasks`` / ``db`` in the config, or an unreadable tasks file.
         """
-        from verifier.env import EHREnv
+        from verifier.env import prompt_schema
         from verifier.env.instructions import reset_observation
 
         cfg = self.config
@@ -183,7 +183,7 @@ class EHRTaskset(vf.Taskset[EHRTask, EHRTasksetConfig]):
                 raise InputError(f"taskset.{field}", getattr(cfg, field), "set the tasks JSONL and the DuckDB file")
         task_cfg = cfg.task.model_copy(update={"db": cfg.task.db or cfg.db,
                                                "tools": cfg.task.tools.model_copy(update={"db": cfg.task.tools.db or cfg.db})})
-        schema = EHREnv(cfg.db).schema()
+        schema = prompt_schema(cfg.db)
         return [EHRTask(EHRTaskData(id=t.task_id, name=t.task_id, prompt=reset_observation(t.question, schema),
                                     task=t.model_dump_json(), condition=t.condition), task_cfg)
                 for t in load_tasks(cfg.tasks).values()]

@@ -33,7 +33,8 @@ from .verl_tools import TOOL_NAMES
 
 
 def verl_rows(tasks: Mapping[str, Task] | Iterable[Task] | str | Path, *, db: str | Path,
-              agent_name: str = AGENT_NAME, data_source: str = "ehr_verifier") -> list[dict[str, Any]]:
+              agent_name: str = AGENT_NAME, data_source: str = "ehr_verifier",
+              schema_detail: str = "compact") -> list[dict[str, Any]]:
     """The rows of :func:`to_verl_parquet` as dicts (see the module docstring for the columns).
 
     Args:
@@ -41,14 +42,17 @@ def verl_rows(tasks: Mapping[str, Task] | Iterable[Task] | str | Path, *, db: st
         db: the DuckDB database (its schema description goes into the prompt).
         agent_name: the agent loop verl runs for the rows (default ``ehr_agent``).
         data_source: the rows' ``data_source``.
+        schema_detail: the prompt's schema description, ``"compact"`` (default) or ``"full"``
+            (``EnvConfig.schema_detail``).
 
     Returns:
         One dict per task, in order.
 
     Raises:
-        InputError: a non-Task item, duplicated task ids, or an empty ``agent_name``.
+        InputError: a non-Task item, duplicated task ids, an empty ``agent_name`` or an unknown
+            ``schema_detail``.
     """
-    from ..env import EHREnv
+    from ..env import prompt_schema
     from ..env.instructions import reset_observation
 
     items = _task_list(tasks)
@@ -57,7 +61,7 @@ def verl_rows(tasks: Mapping[str, Task] | Iterable[Task] | str | Path, *, db: st
         raise InputError("tasks", next(i for i in ids if ids.count(i) > 1), "duplicated task_id")
     if not agent_name:
         raise InputError("agent_name", agent_name, "expected the registered agent loop's name")
-    schema = EHREnv(str(db)).schema()
+    schema = prompt_schema(db, schema_detail)
     rows = []
     for i, t in enumerate(items):
         task_json = t.model_dump_json()
@@ -75,11 +79,12 @@ def verl_rows(tasks: Mapping[str, Task] | Iterable[Task] | str | Path, *, db: st
 
 
 def to_verl_parquet(tasks: Mapping[str, Task] | Iterable[Task] | str | Path, path: str | Path, *, db: str | Path,
-                    agent_name: str = AGENT_NAME, data_source: str = "ehr_verifier") -> Path:
+                    agent_name: str = AGENT_NAME, data_source: str = "ehr_verifier",
+                    schema_detail: str = "compact") -> Path:
     """Write the tasks as a verl training/validation parquet file (pyarrow).
 
     Args:
-        tasks, db, agent_name, data_source: as :func:`verl_rows`.
+        tasks, db, agent_name, data_source, schema_detail: as :func:`verl_rows`.
         path: the parquet file to write (parent folders are created).
 
     Returns:
@@ -94,5 +99,6 @@ def to_verl_parquet(tasks: Mapping[str, Task] | Iterable[Task] | str | Path, pat
 
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(verl_rows(tasks, db=db, agent_name=agent_name, data_source=data_source)), out)
+    pq.write_table(pa.Table.from_pylist(verl_rows(tasks, db=db, agent_name=agent_name, data_source=data_source,
+                                                     schema_detail=schema_detail)), out)
     return out

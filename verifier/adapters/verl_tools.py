@@ -36,12 +36,8 @@ from .common import resolve_task, task_map
 EPISODE_KEY = "ehr_env"
 #: The tools' names (the model calls them by these; ``tools_kwargs`` is keyed by them).
 TOOL_NAMES = ("run_sql", "run_python")
-_DESCRIPTIONS = {
-    "run_sql": ("Run one read-only SQL query (DuckDB dialect) on the hospital database and see the result.",
-                "query", "One SQL statement."),
-    "run_python": ("Run Python code; variables persist between calls; db.sql('SELECT ...') queries the database.",
-                   "code", "Python source; print what you want to see."),
-}
+#: Each tool's argument (``verifier.env.TOOLS`` declares it).
+_ARGUMENT = {"run_sql": "query", "run_python": "code"}
 _KIND = {"run_sql": "sql", "run_python": "python"}
 _MISSING = "verifier.adapters.verl_tools.{name} needs verl: pip install 'ehr-verifier[verl]' ({exc})"
 
@@ -53,19 +49,20 @@ def tool_schema(name: str) -> dict[str, Any]:
         name: ``"run_sql"`` or ``"run_python"``.
 
     Returns:
-        ``{"type": "function", "function": {"name", "description", "parameters"}}``.
+        ``{"type": "function", "function": {"name", "description", "parameters"}}``: the entry of
+        ``verifier.env.TOOLS`` (a copy), so verl's model sees the tools every other framework and the
+        exported training data show (issue 34).
 
     Raises:
         InputError: another name.
     """
-    if name not in _DESCRIPTIONS:
+    import copy
+
+    from ..env import TOOLS
+
+    if name not in TOOL_NAMES:
         raise InputError("tool", name, f"expected one of {list(TOOL_NAMES)}")
-    desc, arg, arg_desc = _DESCRIPTIONS[name]
-    return {"type": "function", "function": {
-        "name": name, "description": desc,
-        "parameters": {"type": "object", "properties": {arg: {"type": "string", "description": arg_desc}},
-                       "required": [arg]},
-    }}
+    return copy.deepcopy(next(t for t in TOOLS if t["function"]["name"] == name))
 
 
 def tool_config_yaml(db: str | Path, *, tasks: str | Path | None = None, max_steps: int | None = None) -> str:
@@ -161,7 +158,7 @@ def run_action(env: Any, tool_name: str, parameters: Mapping[str, Any]) -> str:
     """
     if env.done:
         return "Error: the episode is over (tool-call limit reached); nothing was run."
-    arg = _DESCRIPTIONS[tool_name][1]
+    arg = _ARGUMENT[tool_name]
     code = parameters.get(arg) if isinstance(parameters, Mapping) else None
     if not isinstance(code, str) or not code.strip():
         return f"Error: {tool_name} needs a non-empty string argument {arg!r}."

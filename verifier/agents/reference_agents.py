@@ -54,7 +54,7 @@ class Oracle(BaseAgent):
         if task.condition == "clean" and task.reference.answer is not None:
             return tagged_response(
                 format_answer(task.reference.answer),
-                "The reference query in [step 1] returns this result from the records.",
+                "The query in [step 1] returns this result from the records.",
             )
         return tagged_response("NULL", abstention_reasoning(task, [1]))
 

@@ -24,11 +24,11 @@ from ._fingerprint import (
     mismatch_message,
     recent_fingerprint,
 )
-from ._schema_doc import describe_schema, schema_text
+from ._schema_doc import SCHEMA_DETAILS, compact_schema_text, describe_schema, render_schema, schema_text
 from ._schema_map import table_by_name, table_by_source
 
 __all__ = [
     "ADMISSION_AGE", "FINGERPRINT_SCHEME", "MEDS_LACKS", "check_tasks_database", "compute_fingerprint",
-    "database_fingerprint", "mismatch_message", "recent_fingerprint", "TableSpec", "build_database", "column_plan", "describe_schema",
+    "database_fingerprint", "mismatch_message", "recent_fingerprint", "TableSpec", "build_database", "column_plan", "describe_schema", "SCHEMA_DETAILS", "compact_schema_text", "render_schema",
     "find_csv", "print_summary", "schema_tables", "schema_text", "table_by_name", "table_by_source",
 ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .actions import Action, parse_action
 from .checker import Env, EnvCheckError, check_env, hidden_leaks
-from .ehr_env import TOOLS, EHREnv, EnvConfig
+from .ehr_env import TOOLS, EHREnv, EnvConfig, prompt_schema
 from .instructions import EVIDENCE_CHECK_INSTRUCTION, SHARED_INSTRUCTIONS
 from ..contract import SandboxUnavailable
 from ..pysandbox import PythonLimits, PythonResult, PythonSandbox
@@ -22,5 +22,5 @@ from ..pysandbox import PythonLimits, PythonResult, PythonSandbox
 __all__ = [
     "SandboxUnavailable",
     "Action", "EHREnv", "EVIDENCE_CHECK_INSTRUCTION", "Env", "EnvCheckError", "EnvConfig", "PythonLimits",
-    "PythonResult", "PythonSandbox", "SHARED_INSTRUCTIONS", "TOOLS", "check_env", "hidden_leaks", "parse_action",
+    "PythonResult", "PythonSandbox", "SHARED_INSTRUCTIONS", "TOOLS", "check_env", "hidden_leaks", "parse_action", "prompt_schema",
 ]

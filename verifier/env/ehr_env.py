@@ -13,7 +13,7 @@ fetched columns and rows; the episode's ``Trajectory`` is ``env.trajectory``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,6 +75,10 @@ class EnvConfig(BaseModel):
             and ``display`` are also the environment's, so the verifier
             re-renders what the agent saw; ``db_path`` is set by the env.
         instructions: the shared instructions shown at reset.
+        schema_detail: how much schema description the reset observation shows: ``"compact"``
+            (default: tables, columns, types by convention, join keys; about 2,000 tokens on
+            MIMIC-IV, the full description one ``run_sql`` away) or ``"full"`` (every column's
+            meaning; about 31,000 characters). ``verifier.database.render_schema`` (issue 34).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -82,6 +86,27 @@ class EnvConfig(BaseModel):
     python: PythonLimits = Field(default_factory=PythonLimits)
     verify: VerifyConfig = Field(default_factory=VerifyConfig)
     instructions: str = SHARED_INSTRUCTIONS
+    schema_detail: Literal["compact", "full"] = "compact"
+
+
+def prompt_schema(db_path: str | Path, schema_detail: str = "compact") -> str:
+    """The schema description a prompt shows for ``db_path``, as ``EHREnv.reset`` shows it.
+
+    Args:
+        db_path: the DuckDB file (opened read-only).
+        schema_detail: ``"compact"`` or ``"full"`` (``EnvConfig.schema_detail``).
+
+    Raises:
+        InputError: another ``schema_detail`` (field ``schema_detail``).
+    """
+    from ..database import render_schema
+    from ..sql import open_readonly
+
+    con = open_readonly(str(db_path))
+    try:
+        return render_schema(con, schema_detail)
+    finally:
+        con.close()
 
 
 def _holds_any(values: Any, needles: tuple[str, ...]) -> bool:
@@ -141,15 +166,9 @@ class EHREnv:
 
     # ------------------------------------------------------------ helpers
     def schema(self) -> str:
-        """The schema description shown at reset (cached per env)."""
+        """The schema description shown at reset, at ``config.schema_detail`` (cached per env)."""
         if self._schema is None:
-            from ..database import schema_text
-
-            con = self._open_readonly(self.db_path)
-            try:
-                self._schema = schema_text(con)
-            finally:
-                con.close()
+            self._schema = prompt_schema(self.db_path, self.config.schema_detail)
         return self._schema
 
     def _run_sql(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]], bool]:
