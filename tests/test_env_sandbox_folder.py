@@ -42,12 +42,24 @@ def _no_sql(sql: str):
     return [], [], False
 
 
-def _tmp_entries() -> set[str]:
-    return {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("ehr-")}
+def _tmp_entries(folder: str | Path | None = None) -> set[str]:
+    """The project's entries (``ehr-*``) in ``folder`` (default: the temporary directory)."""
+    return {p for p in os.listdir(folder or tempfile.gettempdir()) if p.startswith("ehr-")}
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary directory of this test's own, so other processes' files (parallel test runs, other
+    sandboxes of the machine) never enter the before/after comparison."""
+    d = tmp_path / "tmp"
+    d.mkdir()
+    monkeypatch.setenv("TMPDIR", str(d))
+    monkeypatch.setattr(tempfile, "tempdir", str(d))
+    return d
 
 
 @bwrap_only
-def test_disk_fill_stops_at_the_cap_and_leaves_nothing() -> None:
+def test_disk_fill_stops_at_the_cap_and_leaves_nothing(private_tmp: Path) -> None:
     limits = PythonLimits()
     before, free = _tmp_entries(), shutil.disk_usage(tempfile.gettempdir()).free
     with PythonSandbox(_no_sql, limits) as box:
@@ -88,7 +100,7 @@ def test_the_scoring_replay_has_the_same_cap() -> None:
 
 
 @bwrap_only
-def test_a_killed_verifier_leaves_no_folder_and_no_worker(tmp_path: Path) -> None:
+def test_a_killed_verifier_leaves_no_folder_and_no_worker(tmp_path: Path, private_tmp: Path) -> None:
     """SIGKILL the host process mid-episode: the worker dies with it (bwrap --die-with-parent) and
     its tmpfs with the worker; no folder of the episode stays on the host."""
     script = tmp_path / "host.py"
