@@ -94,3 +94,20 @@ def test_scripted_oracle_episodes_score_correct_through_the_tools(pairs, synth_d
         assert all(m.text.startswith("[step ") for m in tool_results)  # the environment's own framing
         seen.add((t.condition, _metrics(log)[t.condition]))
     assert seen == {("clean", 1.0), ("noise", 1.0)}
+
+
+def test_grouped_metrics_have_meaningful_names(pairs, synth_db, tmp_path):
+    """Issue 34: the two grouped metrics each added an overall copy, named ``all`` and ``all2``."""
+    from verifier.adapters.inspect_task import ehr_verifier
+
+    tasks, path, _ = pairs
+    outputs = [ModelOutput.from_content("mockllm/model", "no idea") for _ in tasks]
+    for o in outputs:
+        o.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    model = get_model("mockllm/model", custom_outputs=outputs)
+    [log] = inspect_eval(ehr_verifier(tasks=str(path), db=str(synth_db)), model=model, display="none",
+                         log_dir=str(tmp_path / "logs"), max_samples=1)
+    assert log.status == "success", log.error
+    names = set(_metrics(log))
+    noise_types = {t.noise_type or "none" for t in tasks}
+    assert names == {"accuracy", "stderr", "clean", "noise"} | noise_types, names

@@ -137,8 +137,12 @@ def rollout_cmd(
     model: Optional[str] = typer.Option(None, "--model", help="openai agent: model (default $EHR_AGENT_MODEL)."),
     evidence_check: bool = typer.Option(False, "--evidence-check", help="openai agent: append the evidence-check instruction (prompt-only baseline)."),
     id_prefix: str = typer.Option("", "--id-prefix", help="Prefix of trajectory ids (<prefix><task_id>#<k>), so several agents' files can be combined for `export --kind dpo`."),
+    ids: Optional[str] = typer.Option(None, "--ids", help="Run only these task ids (comma-separated)."),
+    split: Optional[str] = typer.Option(None, "--split", help="Run only tasks of this split (train or test)."),
+    condition: Optional[str] = typer.Option(None, "--condition", help="Run only clean or only noise tasks."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N tasks (after --ids/--split/--condition, file order)."),
 ) -> None:
-    """Run an agent on tasks in the environment and log its trajectories (resumable)."""
+    """Run an agent on tasks in the environment and log its trajectories (resumable; a subset with --ids/--split/--condition/--limit)."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -148,7 +152,7 @@ def rollout_cmd(
     )
 
     from .agents import AGENTS
-    from .agents.rollout import rollout
+    from .agents.rollout import rollout, select_tasks
     from .contract import InputError
     from .database import check_tasks_database
     from .env import EnvConfig
@@ -166,11 +170,13 @@ def rollout_cmd(
         _require_db(db)
         task_list = list(require_tasks(tasks).values())
         check_tasks_database(task_list, db)  # before any episode: tasks of another database are refused
+        id_list = [i.strip() for i in ids.split(",") if i.strip()] if ids is not None else None
+        chosen = [t.task_id for t in select_tasks(task_list, ids=id_list, split=split, condition=condition, limit=limit)]
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[ok]} ok"), TimeElapsedColumn(), console=err_console,
         ) as bar:
-            job = bar.add_task(f"rollout {agent}", total=len(task_list) * k, ok=0)
+            job = bar.add_task(f"rollout {agent}", total=len(chosen) * k, ok=0)
             ok = {"n": 0}
 
             def tick(verdict) -> None:  # noqa: ANN001 - Verdict
@@ -179,9 +185,10 @@ def rollout_cmd(
 
             report = rollout(
                 agent, task_list, db, out, k=k, workers=workers, agent_options=options,
-                config=EnvConfig(max_steps=max_steps, schema_detail=schema_detail), verdicts_out=verdicts, on_episode=tick, id_prefix=id_prefix,
+                config=EnvConfig(max_steps=max_steps, schema_detail=schema_detail), verdicts_out=verdicts,
+                on_episode=tick, id_prefix=id_prefix, only=chosen,
             )
-            bar.update(job, completed=len(task_list) * k)
+            bar.update(job, completed=len(chosen) * k)
     console.print(f"{report.episodes} episodes run, {report.skipped} already in {out}; {report.seconds:.1f} s")
     if report.unreachable:
         console.print(f"error: the model endpoint could not be reached in {report.unreachable} episodes; they were "

@@ -238,7 +238,10 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
 
     Raises:
         InputError: ``trajectory`` or ``task`` is not a valid object/dict, the
-        trajectory answers another task, (Noise) no database is configured, or the task
+        trajectory answers another task or was played on another database than the task's
+        (``trajectory.metadata["db_fingerprint"]``, recorded by ``EHREnv``, differs from
+        ``Task.db_fingerprint``: a task id shared by two task files is not scored against the
+        wrong reference), (Noise) no database is configured, or the task
         records the fingerprint of another database than the configured one
         (``Task.db_fingerprint``; field ``VerifyConfig.db_path``, both fingerprints named).
         Never raised for a bad response: one beyond a cap of ``config.limits`` fails
@@ -252,7 +255,12 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
         raise InputError("trajectory.task_id", traj.task_id, f"does not match task.task_id {tsk.task_id!r}")
     cfg = config or _DEFAULT_CONFIG
     if tsk.db_fingerprint is not None:
-        _check_database(tsk, cfg)
+        _check_database(tsk, cfg)  # the task against the configured database first, then the trajectory against the task
+        played_on = traj.metadata.get("db_fingerprint") if traj.metadata else None
+        if played_on is not None and played_on != tsk.db_fingerprint:
+            raise InputError("trajectory.metadata.db_fingerprint", played_on,
+                             f"the trajectory was played on another database than task {tsk.task_id!r} was built on "
+                             f"(task db_fingerprint {tsk.db_fingerprint}): score it with the tasks of the database it was played on")
     try:
         over = cfg.limits.check_trajectory(traj)
         if over is not None:

@@ -13,7 +13,8 @@
 * **solver**: the shared instructions and the schema as the system message, the tools, and
   ``generate()`` (which loops over tool calls until the model answers in text);
 * **scorer**: ``ehr_scorer`` with ``accuracy``/``stderr`` overall and grouped by ``condition``
-  and by ``noise_type`` (``inspect_ai.scorer.grouped``).
+  and by ``noise_type`` (``inspect_ai.scorer.grouped``): metrics ``accuracy``, ``stderr``,
+  ``clean``, ``noise`` and one per noise type (``none`` for Clean tasks), no ``all``/``all2`` copies.
 
 inspect_ai is imported when this module is (it is loaded by ``inspect eval`` or on demand).
 """
@@ -157,6 +158,8 @@ def ehr_verifier(tasks: str, db: str, max_steps: int = 20, schema_detail: str = 
         solver=[system_message(f"{SHARED_INSTRUCTIONS.rstrip()}\n\n## Database schema\n{schema}".replace("{", "{{").replace("}", "}}")),
                 use_tools(run_sql(), run_python()), generate()],
         cleanup=close_episode,
-        scorer=ehr_scorer(tasks, db, metrics=[accuracy(), stderr(), grouped(accuracy(), "condition"),
-                                              grouped(accuracy(), "noise_type")]),
+        # all=False: each grouped metric would add its own copy of the overall accuracy, which
+        # inspect then names "all" and "all2"; the overall figure is `accuracy` itself
+        scorer=ehr_scorer(tasks, db, metrics=[accuracy(), stderr(), grouped(accuracy(), "condition", all=False),
+                                              grouped(accuracy(), "noise_type", all=False)]),
     )

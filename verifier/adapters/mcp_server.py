@@ -4,8 +4,11 @@
 server over stdio (the transport an MCP client spawns a server with, e.g.
 ``mcp.client.stdio.stdio_client`` or the OpenAI Agents SDK's ``MCPServerStdio``). A stdio server
 serves one client connection, and each connection is **one episode**: the task is the first of
-``--tasks`` (in file order) whose episode ``<task_id>#0`` is not yet in ``--out``, or
-``--task-id``. Tools:
+``--tasks`` (in file order) whose episode ``<task_id>#0`` is neither in ``--out`` nor being played
+by another connection, or ``--task-id`` (played as its next sample: ``#1`` once ``#0`` is logged).
+Parallel clients on one ``--out`` are safe: each connection claims its episode with a lock in
+``<out>.claims/`` (``verifier.env.claim``), so two connections never play the same episode and
+trajectory ids never repeat; a crashed server's claim ends with its process. Tools:
 
 * ``get_task()``: the episode's observation (instructions, schema description, question);
 * ``run_sql(query)`` / ``run_python(code)``: a step of the episode (SQL under the verifier's
@@ -30,11 +33,12 @@ from typing import Any
 
 from ..contract import InputError, Task, load_tasks
 from ..env import EHREnv, EnvConfig
+from ..env.claim import Claim, claim_episode
 from ..env.log import JsonlAppender, existing_keys, trajectory_id
 
 
 def pick_task(tasks: str | Path, out: str | Path, task_id: str | None = None) -> Task:
-    """The task of the next episode.
+    """The task the next connection would take (without claiming it: see ``claim_episode``).
 
     Args:
         tasks: tasks JSONL path.
@@ -68,14 +72,15 @@ class Episode:
         out: trajectories JSONL (appended).
         verdicts: optional verdicts JSONL (appended).
         config: ``EnvConfig``.
+        sample: the episode's sample number (trajectory id ``<task_id>#<sample>``).
     """
 
     def __init__(self, task: Task, db: str | Path, out: str | Path, verdicts: str | Path | None = None,
-                 config: EnvConfig | None = None) -> None:
+                 config: EnvConfig | None = None, sample: int = 0) -> None:
         self.task, self.out, self.verdicts = task, Path(out), Path(verdicts) if verdicts else None
         self.env = EHREnv(str(db), config)
-        self.observation, _info = self.env.reset(task, trajectory_id=trajectory_id(task.task_id, 0),
-                                                 metadata={"agent": "mcp"})
+        self.observation, _info = self.env.reset(task, trajectory_id=trajectory_id(task.task_id, sample),
+                                                 metadata={"agent": "mcp", "sample": sample})
         self.logged = False
         self.touched = False  # a tool was called: the connection is an episode
 
@@ -197,10 +202,36 @@ def serve_stdio(tasks: str | Path, db: str | Path, out: str | Path, *, task_id: 
     """
     if max_steps < 1:
         raise InputError("--max-steps", max_steps, "must be >= 1")
-    task = pick_task(tasks, out, task_id)
-    episode = Episode(task, db, out, verdicts, EnvConfig(max_steps=max_steps, schema_detail=schema_detail))
+    claim = claim_for(tasks, out, task_id)
     try:
-        build_server(episode).run("stdio")
+        episode = Episode(claim.task, db, out, verdicts, EnvConfig(max_steps=max_steps, schema_detail=schema_detail),
+                          sample=claim.sample)
+        try:
+            build_server(episode).run("stdio")
+        finally:
+            episode.end()
     finally:
-        episode.end()
-    return task
+        claim.release()  # after the trajectory is logged: a later claim sees it done
+    return claim.task
+
+
+def claim_for(tasks: str | Path, out: str | Path, task_id: str | None = None) -> Claim:
+    """Claim this connection's episode (held until released or the process ends).
+
+    Args:
+        tasks: tasks JSONL path.
+        out: trajectories JSONL (its claims live in ``<out>.claims/``).
+        task_id: a specific task, claimed as its lowest sample neither logged nor claimed.
+
+    Returns:
+        The ``Claim`` (task and sample).
+
+    Raises:
+        InputError: an unknown ``task_id``, or every task is logged or claimed.
+    """
+    task_map = load_tasks(tasks)
+    if task_id is None:
+        return claim_episode(task_map.values(), out)
+    if task_id not in task_map:
+        raise InputError("--task-id", task_id, "not in the tasks file")
+    return claim_episode([task_map[task_id]], out, replay=True)

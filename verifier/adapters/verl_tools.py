@@ -11,6 +11,10 @@ the episode lives on the rollout: ``agent_data.extra_fields[EPISODE_KEY]`` holds
 ``verifier.adapters.verl_agent_loop.EHRAgentLoop`` when the rollout ends, which also records the
 episode's steps for ``compute_score`` (``extra_info["ehr_episode"]``).
 
+Needs verl >= 0.7.0 (the extra ``.[verl]`` says so): ``agent_data=`` in ``tool.execute`` and the
+tools' extra fields merged into ``extra_info`` arrived then; on 0.5/0.6 every tool call would
+answer an error and Noise abstentions would score ``NO_EVIDENCE``.
+
 * :data:`EHRSqlTool` / :data:`EHRPythonTool`: ``BaseTool`` subclasses, built from verl's own
   ``BaseTool`` on first access (module ``__getattr__``), so this module imports without verl;
   without verl the access raises ``ImportError`` naming the extra (``pip install
@@ -217,7 +221,7 @@ def _build() -> dict[str, type]:
             """
             agent_data = kwargs.get("agent_data")
             if agent_data is None:
-                return ToolResponse(text="Error: this tool needs verl's agent loop (agent_data)."), 0.0, {}
+                return ToolResponse(text="Error: this tool needs verl >= 0.7's agent loop (agent_data); pip install 'verl>=0.7'."), 0.0, {}
             try:
                 env = episode_for(agent_data.extra_fields, agent_data.tools_kwargs, self.config,
                                   trajectory_id=getattr(agent_data, "request_id", None))

@@ -16,7 +16,7 @@ import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Collection, Iterable
 
 from ..contract import InputError, Task, Trajectory, Verdict
 from ..env.ehr_env import EHREnv, EnvConfig
@@ -148,6 +148,46 @@ def _work(task_id: str, sample: int) -> tuple[str, str]:
     return traj.model_dump_json(), verdict.model_dump_json()
 
 
+def select_tasks(tasks: Iterable[Task], *, ids: Collection[str] | None = None, split: str | None = None,
+                 condition: str | None = None, limit: int | None = None) -> list[Task]:
+    """The subset of ``tasks`` a rollout runs episodes on, in the tasks' order.
+
+    Args:
+        tasks: all the tasks (file order).
+        ids: keep only these task ids (each must be among ``tasks``).
+        split: keep only ``Task.split == split`` (``train`` or ``test``).
+        condition: keep only ``Task.condition == condition`` (``clean`` or ``noise``).
+        limit: then keep the first ``limit`` (>= 1).
+
+    Returns:
+        The selected tasks (all of them when no option is given).
+
+    Raises:
+        InputError: an id not among ``tasks`` (field ``--ids``), a ``split``/``condition``
+            outside its values, ``limit`` < 1, or a selection that keeps no task (field ``tasks``).
+    """
+    task_list = list(tasks)
+    if ids is not None:
+        known = {t.task_id for t in task_list}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise InputError("--ids", unknown[0], f"not in the tasks file ({len(unknown)} unknown id(s))")
+        wanted = set(ids)
+        task_list = [t for t in task_list if t.task_id in wanted]
+    for name, value, allowed in (("--split", split, ("train", "test")), ("--condition", condition, ("clean", "noise"))):
+        if value is not None:
+            if value not in allowed:
+                raise InputError(name, value, f"expected one of {', '.join(allowed)}")
+            task_list = [t for t in task_list if getattr(t, name[2:]) == value]
+    if limit is not None:
+        if limit < 1:
+            raise InputError("--limit", limit, "must be >= 1")
+        task_list = task_list[:limit]
+    if not task_list:
+        raise InputError("tasks", {"split": split, "condition": condition}, "no task matches the selection")
+    return task_list
+
+
 def rollout(
     agent: str,
     tasks: Iterable[Task],
@@ -161,6 +201,7 @@ def rollout(
     verdicts_out: str | Path | None = None,
     on_episode: Callable[[Verdict], None] | None = None,
     id_prefix: str = "",
+    only: Collection[str] | None = None,
 ) -> RolloutReport:
     """Run ``agent`` for ``k`` samples on every task and append trajectories to ``out``.
 
@@ -179,6 +220,8 @@ def rollout(
         id_prefix: prepended to every trajectory id (``<prefix><task_id>#<i>``, in the trajectory and
             its verdict), so that files of several agents can be concatenated for a DPO export, whose
             verdicts are matched by id. Resuming reads task and sample, not the id.
+        only: run episodes on these task ids only (a subset, e.g. from ``select_tasks``); every
+            task is still given to the agent (privileged agents look up a task's twin).
 
     Returns:
         A ``RolloutReport`` over the episodes run now.
@@ -206,8 +249,9 @@ def rollout(
     config = config or EnvConfig()
     options = dict(agent_options or {})
     done = existing_keys(out)
-    todo = [(t.task_id, s) for t in task_list for s in range(k) if (t.task_id, s) not in done]
-    report = RolloutReport(skipped=len(task_list) * k - len(todo))
+    played = task_list if only is None else [t for t in task_list if t.task_id in set(only)]
+    todo = [(t.task_id, s) for t in played for s in range(k) if (t.task_id, s) not in done]
+    report = RolloutReport(skipped=len(played) * k - len(todo))
     t0 = time.perf_counter()
     by_id = {t.task_id: t for t in task_list}
     vlog = JsonlAppender(verdicts_out) if verdicts_out else None

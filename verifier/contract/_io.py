@@ -68,11 +68,17 @@ def read_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
     """Yield validated models from a JSONL file, one per non-blank line.
 
     Raises:
-        InputError: at the first bad line, with ``line N`` in the field path.
+        InputError: at the first bad line, with ``line N`` in the field path; a line that is
+            not UTF-8 (a binary file given as JSONL) names the file, the line and the byte.
         FileNotFoundError: when ``path`` does not exist.
     """
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}:line {n}", raw[:40], f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
+                                 f"position {exc.start}): expected a JSONL file of {model.__name__} records") from None
             if line.strip():
                 yield validate(model, line, where=f"{path}:line {n}: ")
 

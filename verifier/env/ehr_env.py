@@ -235,7 +235,10 @@ class EHREnv:
             options: ``{"task": Task}`` alternative.
             trajectory_id: id of the episode's trajectory (default ``"<task_id>#0"``).
             metadata: copied into ``Trajectory.metadata`` (agent name, sample index);
-                the env adds ``python_isolation`` (``"bwrap"`` or ``"in_process"``).
+                the env adds ``python_isolation`` (``"bwrap"`` or ``"in_process"``) and
+                ``db_fingerprint``, the fingerprint of the database the episode is played on
+                (``verifier.database.database_fingerprint``, as ``make-tasks`` stamps it on
+                tasks; ``verify`` refuses a trajectory whose fingerprint is not its task's).
 
         Returns:
             ``(observation, info)``: the observation is the shared instructions,
@@ -264,10 +267,21 @@ class EHREnv:
         self.trajectory_id = trajectory_id or f"{task.task_id}#0"
         self._metadata = dict(metadata or {})
         self._metadata["python_isolation"] = self.config.python.isolation  # the weaker mode is always named
+        self._metadata["db_fingerprint"] = self._played_on()
         self._invalid = 0
         self.done = False
         obs = reset_observation(task.question, self.schema(), instructions=self.config.instructions)
         return obs, {"max_steps": self.config.max_steps, "tools": TOOLS}
+
+    def _played_on(self) -> str | None:
+        """The fingerprint of ``db_path`` (remembered per process), or None if it cannot be read."""
+        from ..contract import SourceDataError
+        from ..database import recent_fingerprint
+
+        try:
+            return recent_fingerprint(str(self.db_path))
+        except SourceDataError:
+            return None
 
     def step(self, action: Action | dict[str, Any]) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Apply one action.

@@ -20,6 +20,11 @@ returns ``(observation, info)``; ``step`` returns the 5-tuple. Here:
   ``info`` holds ``task_index`` (position in ``env.tasks``), ``max_steps`` and the tool
   descriptions, never the task id (task ids end in ``-clean`` / ``-noise``) nor any other label.
 * **reward**: 0 per tool call; the verdict's score when the episode ends (``info["verdict"]``).
+* **vector envs**: ``gym.make_vec(ENV_ID, n, vectorization_mode="sync"|"async", ...)`` return
+  the real observations in every mode. Gymnasium's shared memory for ``Text`` (the async
+  default) reads the buffer once when the vector env is made, so every later observation was
+  that first read: ``max_text`` NUL characters (index 0 of ``CHARSET``). ``BMPText`` registers
+  its own reader (``SharedTexts``, decoding the buffer when read); Gymnasium's writer is kept.
 
 ``gymnasium`` is an optional dependency (extra ``.[gym]``); importing this module needs it.
 ``gym.make("verifier.env.gym_env:EHRVerifier-v0", db_path=..., tasks=...)`` imports this
@@ -30,10 +35,13 @@ module and makes the env; so does ``gym.make("EHRVerifier-v0", ...)`` after
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Iterable, Mapping
 
 import gymnasium as gym
+import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import read_from_shared_memory
 
 from ..contract import InputError, Task, load_tasks
 from .ehr_env import EHREnv, EnvConfig
@@ -68,6 +76,58 @@ class BMPText(spaces.Text):
         else:
             summary = f"<{len(chars)} characters: {''.join(sorted(chars)[:20])!r}...>"
         return f"Text({self.min_length}, {self.max_length}, charset={summary})"
+
+
+class SharedTexts(Sequence[str]):
+    """The ``n`` observations of an async vector env's shared buffer, decoded when read.
+
+    What ``read_from_shared_memory`` returns for a ``BMPText`` space (Gymnasium's own reader for
+    ``Text`` returns strings decoded once, at creation, so they never change). Indexing,
+    iteration and ``len`` read the buffer as it is now; ``copy.deepcopy`` (what ``AsyncVectorEnv``
+    returns with ``copy=True``, its default) and ``tuple()`` give plain strings; equal to a tuple
+    of the same strings.
+
+    Args:
+        space: the single-env ``Text`` space (its ``character_list`` decodes the int32 codes;
+            codes >= ``len(character_set)`` are Gymnasium's padding and are skipped).
+        shared_memory: the ``multiprocessing`` int32 array of ``n * space.max_length`` codes.
+        n: the number of envs.
+    """
+
+    def __init__(self, space: spaces.Text, shared_memory: Any, n: int) -> None:
+        self._space, self._n = space, n
+        self._codes = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape((n, space.max_length))
+
+    def __len__(self) -> int:
+        """The number of envs."""
+        return self._n
+
+    def __getitem__(self, index: Any) -> Any:
+        """Env ``index``'s observation as it is in the buffer now (a tuple for a slice)."""
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(self._n)))
+        row = self._codes[index]
+        chars, size = self._space.character_list, len(self._space.character_set)
+        return "".join(chars[c] for c in row[row < size].tolist())
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same strings."""
+        return isinstance(other, (tuple, list, SharedTexts)) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable view
+
+    def __deepcopy__(self, memo: dict) -> tuple[str, ...]:
+        """A tuple of the current strings (what the vector env hands out when it copies)."""
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        """``SharedTexts(n=..., lengths=[...])``: the observations can be 200,000 characters."""
+        return f"SharedTexts(n={self._n}, lengths={[len(t) for t in self]})"
+
+
+@read_from_shared_memory.register(BMPText)
+def _read_bmp_text(space: BMPText, shared_memory: Any, n: int = 1) -> SharedTexts:
+    return SharedTexts(space, shared_memory, n)
 
 
 def _as_task_list(tasks: Mapping[str, Task] | Iterable[Task] | str | Path) -> list[Task]:

@@ -5,10 +5,16 @@ Each finished episode is one line, written with a single ``write`` then
 progress. On reopening, a torn last line (no trailing newline: the write that
 was interrupted) is cut off, and the (task_id, sample) pairs already present
 are reported so a rerun skips them.
+
+Several processes may append to one log (parallel ``serve-tools`` clients, see ``claim``): an
+append holds an exclusive ``fcntl.flock`` on the file while it writes, the torn-tail repair holds
+it while it looks, and reading the keys holds a shared one, so no reader sees a half-written
+line as torn and no repair cuts another process's line.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -48,6 +54,8 @@ def repair_torn_tail(path: Path) -> int:
     if size == 0:
         return 0
     with open(path, "rb+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # released when fh closes
+        size = os.fstat(fh.fileno()).st_size
         fh.seek(size - 1)
         if fh.read(1) == b"\n":
             return 0
@@ -83,6 +91,7 @@ def existing_keys(path: str | Path) -> set[tuple[str, int]]:
     if not p.exists():
         return keys
     with open(p, encoding="utf-8") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH)  # no append is half-written while we read
         for n, line in enumerate(fh, start=1):
             if line.strip():
                 keys.add(episode_key(validate(Trajectory, line, where=f"{p}:line {n}: ")))
@@ -118,9 +127,13 @@ class JsonlAppender:
             raise InputError("log", str(self.path), "the log is closed")
         if "\n" in text:
             raise InputError("record", text[:200], "a JSONL record must not contain a newline")
-        self._fh.write(text + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX)
+        try:
+            self._fh.write(text + "\n")
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        finally:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
 
     def close(self) -> None:
         """Close the file."""
