@@ -71,7 +71,7 @@ class VerifyConfig(BaseModel):
         max_evidence_queries: evidence queries evaluated at most per trajectory, cited steps
             first, then the latest (``verifier.abstention._budget``); above the environment's
             20 tool calls per episode, so an honest episode is never cut.
-        evidence_time_budget_s: wall seconds a trajectory's evidence queries may take in
+        evidence_time_budget_s: CPU seconds (issue 31; wall seconds when unmeasured) a trajectory's evidence queries may take in
             total, over the base, the witness overlay and the decoy (cached results charged
             what they cost when they ran); past it the verdict fails with
             ``EVIDENCE_BUDGET_EXCEEDED`` (issue 16). Keep it below a batch's
