@@ -189,10 +189,11 @@ def evidence_budget_s(cited: list[int], config: VerifyConfig) -> float:
 
     A response that cites no step cannot pass (``EVIDENCE_NOT_CITED`` or, with no qualifying
     query, the per-query codes; a Python step is judged by its output only when cited): its
-    evidence is re-executed only to say why it fails, within one query's limit,
-    ``min(evidence_time_budget_s, query_time_limit_s)``. A response that cites steps has the whole
+    evidence is re-executed only to say why it fails, within
+    ``min(evidence_time_budget_s, uncited_evidence_budget_s)`` (1 s by default: cheap evidence is
+    judged in full, a slow query is ``over_budget``). A response that cites steps has the whole
     ``evidence_time_budget_s``. So a trajectory of many slow uncited queries costs a batch about
-    one query limit, not the whole budget (the cost bound of ARCHITECTURE.md section 4, step 4).
+    one second, not the whole budget (the cost bound of ARCHITECTURE.md section 4, step 4).
 
     Args:
         cited: the response's valid cited steps (``EvidenceSet.cited``; empty: none).
@@ -203,7 +204,7 @@ def evidence_budget_s(cited: list[int], config: VerifyConfig) -> float:
     """
     if cited:
         return config.evidence_time_budget_s
-    return min(config.evidence_time_budget_s, config.query_time_limit_s)
+    return min(config.evidence_time_budget_s, config.uncited_evidence_budget_s)
 
 
 def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: VerifyConfig) -> tuple[list[ReasonCode], dict[str, Any]]:
