@@ -361,7 +361,20 @@ def query_processes_cpu_seconds() -> float:
 
 
 def _proc_cpu_seconds(pid: int) -> float | None:
-    """User + system CPU seconds of process ``pid`` (``/proc/<pid>/stat``), or ``None`` when unreadable."""
+    """CPU seconds of process ``pid``: the nanoseconds its threads ran (``/proc/<pid>/task/*/schedstat``;
+    a fast query costs milliseconds, under the 10 ms tick), else user + system ticks of
+    ``/proc/<pid>/stat``; ``None`` when neither is readable."""
+    try:
+        total = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                    total += int(f.read().split()[0])
+            except FileNotFoundError:  # a thread that ended meanwhile
+                continue
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
