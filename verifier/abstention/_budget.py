@@ -8,11 +8,15 @@ stall a batch. Two limits bound what one trajectory may cost, charged to it alon
   steps first, then the latest steps (``select``); the others are recorded as
   ``not_evaluated`` and count neither for nor against the agent (an environment episode has at
   most ``EnvConfig.max_steps`` = 20 tool calls, under the default of 32);
-* **time**: the wall seconds of its query executions, summed over base, overlays and decoys,
-  may not exceed ``VerifyConfig.evidence_time_budget_s``. A result served from a cache is
-  charged what it cost when it ran (``QueryResult.elapsed_s``), so the charge does not depend
+* **time**: the CPU seconds of its query executions (``QueryResult.cpu_s``; wall seconds when
+  unmeasured), summed over base, overlays and decoys, may not exceed
+  ``VerifyConfig.evidence_time_budget_s``. CPU seconds do not grow with the machine's load, and
+  a query stopped by its wall limit before it used its time in CPU seconds is run again with
+  more wall time (``_run_on_cpu``, issue 31): a time-out is charged to the agent only when its
+  query's own work passes the limit. A result served from a cache is
+  charged what it cost when it ran, so the charge does not depend
   on what other trajectories a worker scored before (the verdict is the same for any worker
-  count or batch order). Each query runs under ``min(query limit, budget left)``; when the
+  count, batch order or load). Each query runs under ``min(query limit, budget left)``; when the
   budget is spent, the query that ran out and all later ones are ``over_budget`` and the verdict
   fails with ``EVIDENCE_BUDGET_EXCEEDED``. Runs the verifier does not make cost nothing: the
   perturbation runs of the task's own reference query (``_evaluate.reference_safe``) and overlay
@@ -69,17 +73,15 @@ class EvidenceBudget:
             self.exhausted = True
             raise BudgetExhausted()
         limit = min(time_limit_s, left)
-        kill_after = limit + (HARD_TIME_FACTOR - 1) * time_limit_s  # the configured limit's grace
         try:
-            res = _cached(scope, safe_sql, row_cap,
-                          lambda: execute_guarded(spec, safe_sql, time_limit_s=limit, row_cap=row_cap, kill_after_s=kill_after))
+            res = _cached(scope, safe_sql, row_cap, lambda: _run_on_cpu(spec, safe_sql, limit, time_limit_s, row_cap))
         except QueryFailed as exc:
-            self.spent_s += getattr(exc, "cost_s", getattr(exc, "elapsed_s", 0.0))  # a killed child's replacement included
+            self.spent_s += _cost(exc)
             if isinstance(exc, QueryTimeout) and limit < time_limit_s:
                 self.exhausted = True
                 raise BudgetExhausted() from None
             raise
-        self.spent_s += res.elapsed_s
+        self.spent_s += _cost(res)
         return res
 
     def charge(self, seconds: float) -> None:
@@ -94,6 +96,60 @@ class EvidenceBudget:
         left out: they vary from run to run, and verdicts are byte-identical across runs)."""
         return {"time_budget_s": None if math.isinf(self.time_budget_s) else self.time_budget_s,
                 "exhausted": self.exhausted}
+
+
+#: A query stopped by its wall-clock limit after less than this fraction of the limit in CPU
+#: seconds was slowed by the machine's load (other workers, other processes), not by its own work.
+LOADED_FRACTION = 0.8
+#: Its one re-run may take this multiple of the limit in wall seconds (still judged by CPU seconds).
+LOADED_WALL_FACTOR = 4.0
+
+
+def _run_on_cpu(spec: ConnectionSpec, safe_sql: str, limit: float, configured_s: float, row_cap: int) -> QueryResult:
+    """Run checked SQL under ``limit`` seconds judged by the query process's CPU time (issue 31).
+
+    The query process stops a query at ``limit`` wall seconds. When it stopped one that had used
+    less than ``LOADED_FRACTION`` of ``limit`` in CPU seconds, the machine's load, not the query,
+    ran out the clock (on an idle machine the query process gets one core: CPU ~ wall): the
+    query is run once more with ``LOADED_WALL_FACTOR`` x ``limit`` wall seconds, and its result
+    stands unless it used more than ``limit`` CPU seconds (then it is the ``QueryTimeout`` an
+    idle machine would have given). So a time-out is charged to the agent only when the query's
+    own work passes the limit, whatever the worker count or the machine's load, up to a load that
+    slows it more than ``LOADED_WALL_FACTOR`` times. ``configured_s`` (the configured per-query
+    limit) sets the grace before the query process is killed (``execute_guarded``'s
+    ``kill_after_s``). Raises ``QueryTimeout`` and ``QueryFailed`` as ``execute_guarded``.
+    """
+    grace = (HARD_TIME_FACTOR - 1) * configured_s
+    try:
+        return execute_guarded(spec, safe_sql, time_limit_s=limit, row_cap=row_cap, kill_after_s=limit + grace)
+    except QueryTimeout as exc:
+        cpu = getattr(exc, "cpu_s", None)
+        if cpu is None or cpu >= LOADED_FRACTION * limit:
+            raise
+    # the load-stopped run is not charged: how far it got depends on the load
+    wall = LOADED_WALL_FACTOR * limit
+    try:
+        res = execute_guarded(spec, safe_sql, time_limit_s=wall, row_cap=row_cap, kill_after_s=wall + grace)
+    except QueryTimeout as again:
+        raise _with_cost(QueryTimeout(safe_sql, limit), again) from None
+    if res.cpu_s is not None and res.cpu_s > limit:
+        raise _with_cost(QueryTimeout(safe_sql, limit), res) from None
+    return res
+
+
+def _cost(ran: QueryResult | QueryFailed) -> float:
+    """What a run is charged: its CPU seconds when the query process measured them (they do not
+    grow with the machine's load), else its wall seconds (``cost_s`` of a failure: a killed
+    child's replacement included)."""
+    cpu = getattr(ran, "cpu_s", None)
+    return cpu if cpu is not None else getattr(ran, "cost_s", getattr(ran, "elapsed_s", 0.0))
+
+
+def _with_cost(exc: QueryTimeout, ran: QueryResult | QueryFailed) -> QueryTimeout:
+    """``exc`` carrying the cost of the run ``ran`` it stands for."""
+    exc.cpu_s, exc.elapsed_s = getattr(ran, "cpu_s", None), getattr(ran, "elapsed_s", 0.0)  # type: ignore[attr-defined]
+    exc.cost_s = getattr(ran, "cost_s", exc.elapsed_s)  # type: ignore[attr-defined]
+    return exc
 
 
 def _cached(scope: Hashable, sql: str, row_cap: int, run: Callable[[], QueryResult]) -> QueryResult:

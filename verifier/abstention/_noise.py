@@ -184,6 +184,29 @@ def _aggregate(records: list[dict[str, Any]]) -> list[ReasonCode]:
     return reasons
 
 
+def evidence_budget_s(cited: list[int], config: VerifyConfig) -> float:
+    """The evidence time budget of a trajectory (seconds; ``verifier.abstention._budget``, issue 31).
+
+    A response that cites no step cannot pass (``EVIDENCE_NOT_CITED`` or, with no qualifying
+    query, the per-query codes; a Python step is judged by its output only when cited): its
+    evidence is re-executed only to say why it fails, within
+    ``min(evidence_time_budget_s, uncited_evidence_budget_s)`` (1 s by default: cheap evidence is
+    judged in full, a slow query is ``over_budget``). A response that cites steps has the whole
+    ``evidence_time_budget_s``. So a trajectory of many slow uncited queries costs a batch about
+    one second, not the whole budget (the cost bound of ARCHITECTURE.md section 4, step 4).
+
+    Args:
+        cited: the response's valid cited steps (``EvidenceSet.cited``; empty: none).
+        config: the verification settings.
+
+    Returns:
+        The budget in CPU seconds (> 0). Raises nothing.
+    """
+    if cited:
+        return config.evidence_time_budget_s
+    return min(config.evidence_time_budget_s, config.uncited_evidence_budget_s)
+
+
 def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: VerifyConfig) -> tuple[list[ReasonCode], dict[str, Any]]:
     """Judge a response to a Noise task.
 
@@ -231,7 +254,7 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
 
     found = extract_evidence(trajectory, getattr(parsed, "citations", None))
     evaluated, skipped = select(found.queries, found.cited, config.max_evidence_queries)
-    budget = EvidenceBudget(config.evidence_time_budget_s)
+    budget = EvidenceBudget(evidence_budget_s(found.cited, config))
     before = earlier_by_step([s.output for s in trajectory.steps])
     records = [_evaluate(q, db, task, trajectory.dialect, config, budget, before(q.step)) for q in evaluated]
     records += [{"step": q.step, "position": q.position, "origin": q.origin, "sql": q.sql[:2000], "status": "not_evaluated",

@@ -71,11 +71,14 @@ class VerifyConfig(BaseModel):
         max_evidence_queries: evidence queries evaluated at most per trajectory, cited steps
             first, then the latest (``verifier.abstention._budget``); above the environment's
             20 tool calls per episode, so an honest episode is never cut.
-        evidence_time_budget_s: wall seconds a trajectory's evidence queries may take in
+        evidence_time_budget_s: CPU seconds (issue 31; wall seconds when unmeasured) a trajectory's evidence queries may take in
             total, over the base, the witness overlay and the decoy (cached results charged
             what they cost when they ran); past it the verdict fails with
             ``EVIDENCE_BUDGET_EXCEEDED`` (issue 16). Keep it below a batch's
             ``item_time_limit_s`` (120 s by default).
+        uncited_evidence_budget_s: the budget (CPU seconds, at most ``evidence_time_budget_s``)
+            of a response that cites no step: it cannot pass, its evidence only says why
+            (issue 31 point 4: slow uncited evidence costs a batch about this much per item).
         display: the environment's display limits.
         check_reasoning: apply the deterministic key-term check on Noise.
         judge: LLM judge settings; ``None`` (default) means off.
@@ -94,6 +97,7 @@ class VerifyConfig(BaseModel):
     row_cap: int = Field(default=10_000, ge=1)
     max_evidence_queries: int = Field(default=32, ge=1)
     evidence_time_budget_s: float = Field(default=30.0, gt=0)
+    uncited_evidence_budget_s: float = Field(default=1.0, gt=0)
     display: DisplayConfig = Field(default_factory=DisplayConfig)
     check_reasoning: bool = True
     judge: JudgeConfig | None = None

@@ -110,12 +110,16 @@ class QueryResult:
         elapsed_s: wall seconds the query took where it ran (set by
             ``verifier.sql._guard``; 0.0 otherwise); not part of equality. Evidence
             budgets charge it again when the result comes from a cache.
+        cpu_s: CPU seconds (user + system) the query process spent on the query (set by
+            ``verifier.sql._guard``; ``None`` otherwise): unlike ``elapsed_s`` it does not grow
+            with the machine's load (issue 31); not part of equality.
     """
 
     columns: list[str]
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     truncated: bool = False
     elapsed_s: float = field(default=0.0, compare=False)
+    cpu_s: float | None = field(default=None, compare=False)
 
 
 # ---------------------------------------------------------------- connections

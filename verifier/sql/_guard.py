@@ -143,6 +143,7 @@ class QueryProcess:
         self._rx: Connection | None = None
         self._is_ready = False
         self._open: OrderedDict[Hashable, None] = OrderedDict()
+        self._cpu0: float | None = None  # the child's CPU seconds when the current query was sent
 
     @property
     def pid(self) -> int | None:
@@ -216,7 +217,10 @@ class QueryProcess:
         Returns:
             The ``QueryResult`` with ``elapsed_s`` set (wall seconds from sending the
             query to its answer, measured here; the errors below carry it too, and
-            ``cost_s``: ``elapsed_s`` plus the replacement of a killed child).
+            ``cost_s``: ``elapsed_s`` plus the replacement of a killed child) and ``cpu_s``
+            (the child's CPU seconds over the same span, from ``/proc``; the errors carry it
+            too: a query stopped by its wall limit with little CPU used was slowed by the
+            machine's load, not by its own work).
 
         Raises:
             QueryTimeout: the child's interrupt or, failing that, the kill at
@@ -229,6 +233,7 @@ class QueryProcess:
         t0 = time.monotonic()
         kill_after = kill_after_s if kill_after_s is not None else time_limit_s * HARD_TIME_FACTOR
         hard = math.inf  # set when the query starts
+        self._cpu0 = None
         new = spec.key not in self._open
         request = (spec.key, spec.factory, spec.args) if new else (spec.key, None, None)
         try:
@@ -249,6 +254,7 @@ class QueryProcess:
                 t0 = time.monotonic()
             else:
                 self._open.move_to_end(spec.key)
+            self._cpu0 = self._cpu()
             hard = t0 + kill_after
             while not self._rx.poll(POLL_S):
                 if time.monotonic() >= hard:
@@ -262,17 +268,29 @@ class QueryProcess:
                 raise self._replace(QueryTimeout(safe_sql, time_limit_s), t0) from None
             raise self._replace(QueryFailed(safe_sql, f"the query process died ({type(exc).__name__})"), t0) from None
         elapsed = time.monotonic() - t0
+        cpu = self._cpu_since()
         if reply[0] == "ok":
-            return replace(reply[1], elapsed_s=elapsed)
+            return replace(reply[1], elapsed_s=elapsed, cpu_s=cpu)
         if reply[1] == "timeout":
-            raise _timed(QueryTimeout(safe_sql, time_limit_s), t0)
-        raise _timed(QueryFailed(safe_sql, reply[2]), t0)
+            raise _with_cpu(_timed(QueryTimeout(safe_sql, time_limit_s), t0), cpu)
+        raise _with_cpu(_timed(QueryFailed(safe_sql, reply[2]), t0), cpu)
+
+    def _cpu(self) -> float | None:
+        """The child's CPU seconds so far (user + system, ``/proc/<pid>/stat``), or ``None``."""
+        pid = self.pid
+        return None if pid is None else _proc_cpu_seconds(pid)
+
+    def _cpu_since(self) -> float | None:
+        """CPU seconds the child spent since the query was sent (``None``: unknown)."""
+        start, now = self._cpu0, self._cpu()
+        return None if start is None or now is None else max(0.0, now - start)
 
     def _replace(self, exc: QueryFailed, t0: float) -> QueryFailed:
         """Kill the child, stamp ``exc`` with ``elapsed_s`` (from sending the query until SIGKILL),
         start the replacement and wait until it is ready, then stamp ``cost_s`` (``elapsed_s``
         plus the replacement): the query that overran pays for its replacement, never the next
         caller (an evidence budget charges ``cost_s``). Returns ``exc`` to raise."""
+        _with_cpu(exc, self._cpu_since())  # read before the kill ends the child
         if self._proc is not None and self._proc.poll() is None:
             self._proc.kill()  # the query stops here; the kernel frees its memory while we wait below
         _timed(exc, t0)
@@ -296,6 +314,13 @@ def _timed(exc: QueryFailed, t0: float) -> QueryFailed:
     """``exc`` with ``elapsed_s`` (wall seconds from sending the query to its failure) and
     ``cost_s`` (the same; ``_replace`` adds the replacement of a killed child)."""
     exc.elapsed_s = exc.cost_s = time.monotonic() - t0  # type: ignore[attr-defined]
+    return exc
+
+
+def _with_cpu(exc: QueryFailed, cpu_s: float | None) -> QueryFailed:
+    """``exc`` with ``cpu_s`` (the query process's CPU seconds on the query; kept if already set)."""
+    if getattr(exc, "cpu_s", None) is None:
+        exc.cpu_s = cpu_s  # type: ignore[attr-defined]
     return exc
 
 
@@ -331,15 +356,31 @@ def query_processes_cpu_seconds() -> float:
     total = ru.ru_utime + ru.ru_stime
     for proc in list(_BY_THREAD.values()):
         pid = proc.pid
-        if pid is None:
-            continue
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / _TICKS
-        except (OSError, ValueError, IndexError):
-            pass
+        total += (_proc_cpu_seconds(pid) or 0.0) if pid is not None else 0.0
     return total
+
+
+def _proc_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds of process ``pid``: the nanoseconds its threads ran (``/proc/<pid>/task/*/schedstat``;
+    a fast query costs milliseconds, under the 10 ms tick), else user + system ticks of
+    ``/proc/<pid>/stat``; ``None`` when neither is readable."""
+    try:
+        total = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                    total += int(f.read().split()[0])
+            except FileNotFoundError:  # a thread that ended meanwhile
+                continue
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def execute_guarded(spec: ConnectionSpec, safe_sql: str, *, time_limit_s: float, row_cap: int,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+from functools import lru_cache
 from typing import Any, Callable
 
 import sqlglot
@@ -52,7 +53,7 @@ _TABLE_FUNCS_OK = frozenset({
     "range", "generate_series", "unnest", "generate_subscripts",
     "duckdb_tables", "duckdb_columns", "duckdb_views", "duckdb_schemas",
     "duckdb_constraints", "duckdb_indexes", "duckdb_types", "duckdb_functions", "duckdb_keywords",
-    "duckdb_sequences", "duckdb_dependencies",
+    "duckdb_dependencies",
     "pragma_table_info", "pragma_show", "pragma_show_tables",
     "pragma_version", "pragma_storage_info",
 })
@@ -62,6 +63,40 @@ _TABLE_FUNCS_OK = frozenset({
 #: batch items (issue 30: the same trajectory passed when scored first and failed after a
 #: neighbour that scanned large tables). Rejected as table functions, PRAGMAs and views.
 _STATEFUL = frozenset({"pragma_database_size", "database_size", "duckdb_memory"})
+
+#: DuckDB's own catalog views an agent may read: those describing the database's schema objects
+#: (definitions: tables, columns, views, types, constraints, indexes, schemas, functions). The rule
+#: (issue 31): a catalog relation may be read only when its result is a function of the database
+#: file alone, so no verdict depends on what the process did before (memory, temporary files,
+#: settings, logs, prepared statements, sequence values: ``pg_sequences.last_value``). Table
+#: functions and PRAGMAs are allowlisted above by the same rule (``duckdb_sequences()`` is not on
+#: it); every other internal view of the installed DuckDB (``internal_views``) is refused, so a view
+#: a new DuckDB adds is refused until it is judged here. Scalar functions are judged by DuckDB's own
+#: catalog (``verifier.abstention._opaque.volatile_names``: not ``CONSISTENT`` is never evidence).
+_CATALOG_VIEWS_OK = frozenset({
+    "duckdb_columns", "duckdb_constraints", "duckdb_indexes", "duckdb_schemas", "duckdb_tables", "duckdb_types",
+    "duckdb_views", "sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema",
+    "character_sets", "check_constraints", "columns", "constraint_column_usage", "constraint_table_usage",
+    "key_column_usage", "referential_constraints", "schemata", "tables", "table_constraints", "views",
+    "pg_am", "pg_attrdef", "pg_attribute", "pg_class", "pg_collation", "pg_constraint", "pg_database", "pg_depend",
+    "pg_description", "pg_enum", "pg_index", "pg_indexes", "pg_namespace", "pg_proc", "pg_tables", "pg_tablespace",
+    "pg_type", "pg_views",
+})
+
+
+@lru_cache(maxsize=1)
+def internal_views() -> frozenset[str]:
+    """Names (lower case) of the installed DuckDB's internal catalog views (``duckdb_views()``
+    with ``internal``), read once per process from an in-memory DuckDB. Raises nothing
+    (``duckdb.Error`` propagates only if DuckDB itself cannot start)."""
+    import duckdb
+
+    con = duckdb.connect(":memory:")
+    try:
+        return frozenset(str(r[0]).lower() for r in con.execute("SELECT DISTINCT view_name FROM duckdb_views() WHERE internal").fetchall())
+    finally:
+        con.close()
+
 
 #: Names the verifier keeps to itself: the witness overlay's attached base catalog and any object
 #: it builds start with ``__``, so no table reference of agent SQL (catalog, schema or table) may
@@ -173,6 +208,9 @@ def _check_table(sql: str, table: exp.Table) -> None:
         raise UnsafeQueryError(sql, f"catalog view {table.this.name} {_PATHS_REASON}")
     if isinstance(table.this, exp.Identifier) and table.this.name.lower() in _STATEFUL:
         raise UnsafeQueryError(sql, f"catalog view {table.this.name} {_STATEFUL_REASON}")
+    if isinstance(table.this, exp.Identifier) and table.this.name.lower() in internal_views() - _CATALOG_VIEWS_OK:
+        raise UnsafeQueryError(sql, f"catalog view {table.this.name} does not describe the database's schema "
+                                    "(it shows the process's state, which depends on its earlier work); not allowed")
 
 
 def _statement_word(root: exp.Expression) -> str:

@@ -1,0 +1,64 @@
+"""Issue 31 point 4: proportionate cost. A response that cites no step cannot pass, so its evidence
+is re-executed within ``uncited_evidence_budget_s`` (1 s), not the whole evidence budget
+(``verifier.abstention._noise.evidence_budget_s``); the batch ratio is measured by
+``benchmarks/bench_rexec_cost.py``, never timed here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verifier.contract import Step, Trajectory, VerifyConfig
+from verifier.sql import render_result, run_query, thread_connection
+from verifier.verify import verify
+
+#: CPU-bound and legal, its result known (an md5 text never sorts below '0'): ~0.1 s per 1M rows.
+SLOW = "SELECT count(*) AS n FROM range({n}) a WHERE md5(a.range::VARCHAR) < '0'"
+
+
+def _traj(task, db: Path, slow: int, cite: str) -> Trajectory:
+    res = run_query(thread_connection(db), task.reference.sql, time_limit_s=30, row_cap=10_000)
+    steps = [Step(index=1, kind="sql", code=task.reference.sql, output=render_result(res.columns, res.rows),
+                  columns=res.columns, rows=[list(r) for r in res.rows])]
+    steps += [Step(index=2 + i, kind="sql", code=SLOW.format(n=3_000_000 + i), output="n\n0\n(1 row)", columns=["n"], rows=[[0]])
+              for i in range(slow)]
+    unmet = task.reference.unmet_requirement
+    return Trajectory(trajectory_id="t", task_id=task.task_id, steps=steps,
+                      final_response=f"<answer>NULL</answer><reasoning>{unmet.statement} {cite} shows it. "
+                                     f"Missing: {'; '.join(unmet.key_terms)}.</reasoning>")
+
+
+def _noise_task(tasks: list):
+    return next(t for t in tasks if t.condition == "noise" and t.reference.witness)
+
+
+def test_uncited_evidence_is_checked_within_its_small_budget(synth_db: Path, synth_tasks: list) -> None:
+    """Many slow uncited queries: the budget is ``uncited_evidence_budget_s`` (on main: the whole budget), the
+    verdict fails as before, and the queries past it are over budget, not run."""
+    task = _noise_task(synth_tasks)
+    cfg = VerifyConfig(db_path=str(synth_db), query_time_limit_s=2.0, evidence_time_budget_s=20.0)
+    assert cfg.uncited_evidence_budget_s == 1.0
+    v = verify(_traj(task, synth_db, 12, "the first query"), task, cfg)
+    budget = v.details["evidence"]["budget"]
+    assert budget["time_budget_s"] == 1.0
+    assert not v.success
+    statuses = [q["status"] for q in v.details["evidence"]["queries"]]
+    assert "over_budget" in statuses and "EVIDENCE_BUDGET_EXCEEDED" in [getattr(r, "value", str(r)) for r in v.reasons]
+
+
+def test_cited_evidence_keeps_the_whole_budget(synth_db: Path, synth_tasks: list) -> None:
+    """An honest response that cites its step: the whole budget, and it passes as before."""
+    task = _noise_task(synth_tasks)
+    cfg = VerifyConfig(db_path=str(synth_db), query_time_limit_s=1.0, evidence_time_budget_s=20.0)
+    v = verify(_traj(task, synth_db, 0, "[step 1]"), task, cfg)
+    assert v.details["evidence"]["budget"]["time_budget_s"] == 20.0
+    assert v.details["evidence"]["budget"]["exhausted"] is False
+
+
+def test_uncited_cheap_evidence_keeps_its_reasons(synth_db: Path, synth_tasks: list) -> None:
+    """An uncited response with cheap evidence gets the same reasons as under the whole budget
+    (the smaller budget only bounds slow evidence): EVIDENCE_NOT_CITED, no budget reason."""
+    task = _noise_task(synth_tasks)
+    cfg = VerifyConfig(db_path=str(synth_db), query_time_limit_s=1.0, evidence_time_budget_s=20.0)
+    v = verify(_traj(task, synth_db, 0, "the first query"), task, cfg)
+    reasons = [getattr(r, "value", str(r)) for r in v.reasons]
+    assert "EVIDENCE_NOT_CITED" in reasons and "EVIDENCE_BUDGET_EXCEEDED" not in reasons
