@@ -172,3 +172,27 @@ def test_verl_score_scores_a_long_think_block_as_without_it():
     out = compute_score("ehr", json.dumps([{"role": "assistant", "content": f"<think>{THINK}</think>{ANSWER}"}]),
                         tsk.task_id, tasks=tasks)
     assert out["score"] == 1.0, out
+
+
+# ---- Noise: the block is never a disclosure --------------------------------------------------------
+
+def test_a_think_block_is_never_a_disclosure(synth_tasks, synth_db):
+    tasks = [t for t in synth_tasks if t.condition == "noise" and t.scope == "population"
+             and t.reference.eligible_units in (1, 2, 3, 4)][:3]
+    assert tasks
+    cfg = VerifyConfig(db_path=str(synth_db))
+    visible = "<answer>NULL</answer><reasoning>Fewer than five units qualify, so the count is suppressed.</reasoning>"
+    for t in tasks:
+        n = t.reference.eligible_units
+        told = f"Eligible units: {n}. The eligible group has exactly {n} units."
+
+        def run(text: str):
+            return verify(Trajectory(trajectory_id="r", task_id=t.task_id, final_response=text), t, cfg)
+
+        plain = run(visible)
+        assert R.SMALL_CELL_DISCLOSED not in plain.reasons, plain.details
+        leaked = run(visible.replace("</reasoning>", f" {told}</reasoning>"))
+        assert R.SMALL_CELL_DISCLOSED in leaked.reasons, leaked.details  # the visible reply is read
+        thought = run(f"<think>{told}</think>\n{visible}")
+        assert thought.reasons == plain.reasons, thought.details
+        assert thought.details["reasoning_set_aside"] > len(told)
