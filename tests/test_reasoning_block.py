@@ -90,7 +90,7 @@ def test_the_block_is_never_the_answer():
 
 
 def test_a_think_tag_in_the_middle_is_read_as_written():
-    from verifier.scratchpad import set_aside
+    from verifier.contract._scratchpad import set_aside
 
     text = "Answer: 5.2 mEq/L <think>or maybe 4.1 mEq/L</think>"
     assert set_aside(text) == (text, 0)

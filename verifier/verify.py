@@ -27,7 +27,10 @@ Bounds (before both): a trajectory beyond a cap of ``config.limits`` (final resp
 bracket nesting, steps, query, code and output sizes; checked before parsing) or whose
 parsed Answer is beyond the Answer cap fails with ``INPUT_TOO_LARGE`` alone, the cap named
 in ``details["input_too_large"]`` (``verifier.contract._limits``); under the caps parsing
-and matching are linear in the input.
+and matching are linear in the input. A leading reasoning block (``<think>...</think>``) is set
+aside first (``verifier.contract._scratchpad``, issue 32): held to ``max_reasoning_chars``, never
+read as an Answer or a disclosure, its length in ``details["reasoning_set_aside"]``; on Clean
+tasks HTML comments are dropped before parsing (they never hold the Answer).
 
 Guarantees: never raises on a bad response; an internal bug becomes
 ``VERIFIER_ERROR`` with the message in ``details["error"]``. No signals, no
@@ -48,7 +51,7 @@ from .contract import InputError, ReasonCode, SourceDataError, Task, Trajectory,
 from .match.commit import ambiguous
 from .match.dispatch import match_answer
 from .parse import ParsedResponse, parse
-from .scratchpad import set_aside, strip_comments
+from .contract._scratchpad import set_aside, strip_comments
 
 _DEFAULT_CONFIG = VerifyConfig()
 _new_verdict = object.__new__
@@ -122,7 +125,7 @@ def _too_large(task: Task, traj: Trajectory, over: dict[str, Any], parsed: Parse
 
 def _visible(traj: Trajectory, cfg: VerifyConfig) -> tuple[Trajectory, int, dict[str, Any] | None]:
     """The trajectory with its final response's leading reasoning block set aside
-    (``verifier.scratchpad``), the characters set aside, and the cap that block exceeds
+    (``verifier.contract._scratchpad``), the characters set aside, and the cap that block exceeds
     (``max_reasoning_chars``; ``None`` when it fits). A response longer than both caps
     together is refused before it is scanned."""
     text = traj.final_response

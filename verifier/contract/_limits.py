@@ -51,7 +51,7 @@ class InputLimits(BaseModel):
     20 ms of reading; ``bench_adversarial_inputs.py``); at 8,000, 24-36 ms. The 650 LLM-agent
     episodes played so far (honest and red-team) wrote at most 1,489 characters, under a fifth of it.
 
-    A leading reasoning block (``<think>...</think>``, ``verifier.scratchpad``) is set aside
+    A leading reasoning block (``<think>...</think>``, ``verifier.contract._scratchpad``) is set aside
     before these caps apply and has its own, ``max_reasoning_chars`` (issue 32): reasoning
     models write scratchpads of 10,000-30,000 characters before a short reply.
 
