@@ -266,7 +266,9 @@ KIND7_STILL_FAIL = [
     ("Answer: 4 units/min", INSULIN_RATE, INSULIN_POL, ReasonCode.WRONG_UNIT),  # 240 units/hr
     ("Answer: 4 mg/hr", INSULIN_RATE, INSULIN_POL, ReasonCode.INCOMPATIBLE_UNIT),
     ("Answer: 5000 mg", HEPARIN, HEPARIN_POL, ReasonCode.INCOMPATIBLE_UNIT),
-    ("Answer: 4 U/hr", INSULIN_RATE, AnswerPolicy(), ReasonCode.INCOMPATIBLE_UNIT),  # no drug named: U stays the enzyme unit
+    # issue 32: without a drug named, U against the word 'units' is that unit (4 U/hr now matches 4 units/hr,
+    # tests/test_units_demo_verdicts.py); IU against U alone stays apart (an IU is defined per substance)
+    ("Answer: 4 U/hr", QuantityAnswer(value=4, unit="IU/hr", decimals=0), AnswerPolicy(), ReasonCode.INCOMPATIBLE_UNIT),
 ]
 
 

@@ -27,7 +27,10 @@ Bounds (before both): a trajectory beyond a cap of ``config.limits`` (final resp
 bracket nesting, steps, query, code and output sizes; checked before parsing) or whose
 parsed Answer is beyond the Answer cap fails with ``INPUT_TOO_LARGE`` alone, the cap named
 in ``details["input_too_large"]`` (``verifier.contract._limits``); under the caps parsing
-and matching are linear in the input.
+and matching are linear in the input. A leading reasoning block (``<think>...</think>``) is set
+aside first (``verifier.contract._scratchpad``, issue 32): held to ``max_reasoning_chars``, never
+read as an Answer or a disclosure, its length in ``details["reasoning_set_aside"]``; on Clean
+tasks HTML comments are dropped before parsing (they never hold the Answer).
 
 Guarantees: never raises on a bad response; an internal bug becomes
 ``VERIFIER_ERROR`` with the message in ``details["error"]``. No signals, no
@@ -48,6 +51,7 @@ from .contract import InputError, ReasonCode, SourceDataError, Task, Trajectory,
 from .match.commit import ambiguous
 from .match.dispatch import match_answer
 from .parse import ParsedResponse, parse
+from .contract._scratchpad import set_aside, strip_comments
 
 _DEFAULT_CONFIG = VerifyConfig()
 _new_verdict = object.__new__
@@ -117,6 +121,21 @@ def _too_large(task: Task, traj: Trajectory, over: dict[str, Any], parsed: Parse
     if parsed is not None:
         details["parse"] = {"format": parsed.format, "answer": parsed.answer_text[:200]}
     return _verdict(task, traj, False, [ReasonCode.INPUT_TOO_LARGE], details)
+
+
+def _visible(traj: Trajectory, cfg: VerifyConfig) -> tuple[Trajectory, int, dict[str, Any] | None]:
+    """The trajectory with its final response's leading reasoning block set aside
+    (``verifier.contract._scratchpad``), the characters set aside, and the cap that block exceeds
+    (``max_reasoning_chars``; ``None`` when it fits). A response longer than both caps
+    together is refused before it is scanned."""
+    text = traj.final_response
+    limits = cfg.limits
+    if len(text) > limits.max_response_chars + limits.max_reasoning_chars:
+        return traj, 0, limits.check_trajectory(traj)
+    pad = set_aside(text)
+    if not pad.reasoning_chars:
+        return traj, 0, None
+    return traj.model_copy(update={"final_response": pad.visible}), pad.reasoning_chars, limits.check_reasoning(pad.reasoning_chars)
 
 
 def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdict:
@@ -262,17 +281,22 @@ def verify(trajectory: Trajectory | dict, task: Task | dict, config: VerifyConfi
                              f"the trajectory was played on another database than task {tsk.task_id!r} was built on "
                              f"(task db_fingerprint {tsk.db_fingerprint}): score it with the tasks of the database it was played on")
     try:
-        over = cfg.limits.check_trajectory(traj)
+        traj, set_aside_chars, over = _visible(traj, cfg)
+        if over is None:
+            over = cfg.limits.check_trajectory(traj)
         if over is not None:
             return _too_large(tsk, traj, over)
-        parsed = parse(traj.final_response)
+        clean = tsk.condition == "clean"
+        parsed = parse(strip_comments(traj.final_response) if clean else traj.final_response)
         over = cfg.limits.check_answer(parsed.answer_text, tsk.reference.answer)
         if over is not None:
             return _too_large(tsk, traj, over, parsed)
-        if tsk.condition == "clean":
+        if clean:
             verdict = _verify_clean(tsk, traj, parsed)
         else:
             verdict = _verify_noise(tsk, traj, parsed, cfg)
+        if set_aside_chars:
+            verdict.details["reasoning_set_aside"] = set_aside_chars
         return _log_warning(verdict, traj) if traj.metadata and "log" in traj.metadata else verdict
     except InputError:
         raise  # bad configuration (e.g. no database for Noise evidence), not a bad response

@@ -100,12 +100,28 @@ _IDENT = re.compile(
 _CODE = re.compile(r"\b[a-z]+\d+[a-z0-9]*\b|\b\d+[a-z]+[a-z0-9]*\b", re.I)
 
 
+#: "one" as an indefinite pronoun (issue 32): the subject of a conditional or relative clause with no
+#: noun of its own ("where one exists", "if one was recorded", "whenever one is available") stands for
+#: a thing already named and hypothesises it; it counts nothing, so it is no number.
+_PRONOUN_BEFORE = re.compile(r"(?i)\b(?:where|wherever|when|whenever|if|whether)\s+(?:there\s+)?$")
+_PRONOUN_AFTER = re.compile(r"(?i)\s+(?:exists?|existed|is|was|has|had|does|did|can|could|will|would|may|might)\b")
+
+
+def _number_word(m: re.Match[str], words: dict[str, int]) -> str:
+    word = m.group(0)
+    if word.lower() == "one" and _PRONOUN_AFTER.match(m.string, m.end()) \
+            and _PRONOUN_BEFORE.search(m.string, max(0, m.start() - 24), m.start()):
+        return word  # a pronoun, not a count
+    return str(words[word.lower()])
+
+
 def normalise_numbers(text: str) -> str:
-    """Replace number words (``rules/noise.toml`` ``[numbers]``) by digits ("three" -> "3")."""
+    """Replace number words (``rules/noise.toml`` ``[numbers]``) by digits ("three" -> "3"); "one"
+    as an indefinite pronoun ("where one exists": ``_PRONOUN_BEFORE``/``_PRONOUN_AFTER``) stays a word."""
     r = rules()
     if r.number_pattern is None:
         return text
-    return r.number_pattern.sub(lambda m: str(r.number_words[m.group(0).lower()]), text)
+    return r.number_pattern.sub(lambda m: _number_word(m, r.number_words), text)
 
 
 def _prepare(text: str) -> str:

@@ -51,8 +51,15 @@ class InputLimits(BaseModel):
     20 ms of reading; ``bench_adversarial_inputs.py``); at 8,000, 24-36 ms. The 650 LLM-agent
     episodes played so far (honest and red-team) wrote at most 1,489 characters, under a fifth of it.
 
+    A leading reasoning block (``<think>...</think>``, ``verifier.contract._scratchpad``) is set aside
+    before these caps apply and has its own, ``max_reasoning_chars`` (issue 32): reasoning
+    models write scratchpads of 10,000-30,000 characters before a short reply.
+
     Attributes:
-        max_response_chars: characters of ``Trajectory.final_response``, and of it with
+        max_reasoning_chars: characters of the leading reasoning block set aside from the
+            final response (tags included); the rest is held to ``max_response_chars``.
+        max_response_chars: characters of ``Trajectory.final_response`` (after its leading
+            reasoning block), and of it with
             compatibility characters expanded one by one (NFKC, as the five-unit rule reads it:
             "²" as "2"; one character, "\ufdfa", expands to 18).
         max_answer_chars: characters of the parsed Answer (Noise tasks, and Clean list and
@@ -74,6 +81,7 @@ class InputLimits(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    max_reasoning_chars: int = Field(default=64_000, ge=0)
     max_response_chars: int = Field(default=8_000, ge=1)
     max_answer_chars: int = Field(default=16_000, ge=1)
     max_scalar_answer_chars: int = Field(default=2_000, ge=1)
@@ -83,6 +91,20 @@ class InputLimits(BaseModel):
     max_code_chars: int = Field(default=50_000, ge=1)
     max_output_chars: int = Field(default=100_000, ge=1)
     max_output_cells: int = Field(default=500_000, ge=1)
+
+    def check_reasoning(self, chars: int) -> dict[str, Any] | None:
+        """The reasoning cap a set-aside block of ``chars`` characters exceeds.
+
+        Args:
+            chars: characters of the leading reasoning block (``SetAside.reasoning_chars``).
+
+        Returns:
+            ``None`` when it fits, else the exceeded cap as in :meth:`check_trajectory`.
+        """
+        if chars > self.max_reasoning_chars:
+            return _over("max_reasoning_chars", self.max_reasoning_chars, chars, "final_response",
+                         "characters in the leading reasoning block")
+        return None
 
     def check_trajectory(self, trajectory: Any) -> dict[str, Any] | None:
         """The first cap ``trajectory`` exceeds, before anything is parsed.

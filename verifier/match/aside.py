@@ -155,13 +155,47 @@ def parenthetical_spans(text: str, after: int) -> list[tuple[int, int]]:
             and not _CORRECTS.search(text, a, b)]
 
 
+#: A self-correction between two values (issue 32): "X, corrected: Y", "X (corrected to Y)",
+#: "X - no, Y", "X; correction: Y", "X, I mean Y". Punctuation must come before the word, so a
+#: correction is a statement of the Answer, never a word inside a description.
+_SELF_CORRECTION = re.compile(
+    r"(?i)(?:[,;:(]|\s[—–-]{1,2})\s*(?:(?:corrected|correction|revised|amended)\b\s*(?:to\b|:|,|[—–-])|"
+    r"(?:no|sorry|wait|i\s+mean)\s*[,:;—–-]|actually\s*[,:]|i\s+mean\b)"
+)
+
+
+def after_correction(text: str, toks: Sequence) -> list:
+    """The tokens after the last self-correction of ``text`` that has a token before it and one
+    after it (issue 32: "X, corrected: Y" and "X — no, Y" commit to Y), else all of ``toks``.
+
+    A correction commits to the last value, so a response is judged as if it had stated that
+    value alone: no hedging policy gains (``R, corrected: W`` is W, and hedge words after the
+    correction, ``X, corrected: Y or Z``, still make the Answer ambiguous: ``commit.hedge_word``).
+
+    Args:
+        text: the Answer (possibly masked to the same length); toks: tokens with ``.start``/``.end``.
+
+    Returns:
+        A list of the tokens kept, in order.
+    """
+    if len(toks) < 2:
+        return list(toks)
+    cut = -1
+    for m in _SELF_CORRECTION.finditer(text, toks[0].end, toks[-1].start):
+        cut = m.end()
+    if cut < 0:
+        return list(toks)
+    return [t for t in toks if t.start >= cut]
+
+
 def _inside_brackets(text: str, pos: int) -> bool:
     return text.count("(", 0, pos) > text.count(")", 0, pos)
 
 
 def committed(text: str, toks: Sequence, parenthetical: bool = False) -> list:
-    """The tokens (``.start`` offsets into ``text``) that state the answer: those outside the
-    asides of ``text``; when all lie in asides, those of the first aside holding one.
+    """The tokens (``.start`` offsets into ``text``) that state the answer: those after the last
+    self-correction (:func:`after_correction`), then those outside the asides of ``text``; when all
+    lie in asides, those of the first aside holding one.
 
     Args:
         text: the Answer; toks: tokens with ``.start`` / ``.end`` offsets, in order.
@@ -171,6 +205,7 @@ def committed(text: str, toks: Sequence, parenthetical: bool = False) -> list:
     Returns:
         A list of the tokens kept, in their order (empty only when ``toks`` is).
     """
+    toks = after_correction(text, toks)
     if len(toks) < 2:
         return list(toks)
     spans = aside_spans(text)

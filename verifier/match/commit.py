@@ -42,7 +42,8 @@ candidate (issue 17, kind 1):
 - numbers inside a unit or time phrase: ``per 24 hours``, ``every 8 hours``,
   ``/24 h``, ``within 48 hours``, ``in the first 24 hours``, ``for 3 days``;
 - scales and reference ranges: ``on the 1-4 scale``, ``scale of 1 to 4``,
-  ``out of 4``, ``(normal 3.5-5.0)``; a time of day (``at 06:00``); a sample
+  ``out of 4``, ``(normal 3.5-5.0)``, a scale's labelled points (``scale 1 = minor to
+  4 = extreme``, issue 32); a time of day (``at 06:00``); a sample
   size ``n = 35``;
 - counts of the data behind the value (``commit.candidates``): a number
   followed by a data noun (``35 admissions``, ``14 events``, ``3 ICU stays``,
@@ -121,6 +122,9 @@ _CONTEXT = re.compile(
         rf"(?i:(?:\b(?:on|in)\s+(?:the|a)\s+)?(?<!\d){_N}\s*(?:-|–|to)\s*{_N}\s*(?:-?\s*point\s*)?scale\b)",
         rf"(?i:\bscale\s*(?:of|from)?\s*[:=]?\s*{_N}\s*(?:-|–|to)\s*{_N})",
         rf"(?i:\bout\s+of\s+(?:a\s+(?:possible|maximum)\s+(?:of\s+)?)?{_N})",
+        # a scale's labelled points (issue 32): "scale 1 = minor to 4 = extreme", "(range: 0 = none, 10 = worst)"
+        rf"(?i:\b(?:scale|range|ranges|ranging)\b[\s:]*(?:of\s+|from\s+)?{_N}\s*=\s*[A-Za-z][\w-]*"
+        rf"(?:\s*(?:-|–|to|through|,|and)\s*{_N}\s*=\s*[A-Za-z][\w-]*)+)",
         # reference ranges: "(normal 3.5-5.0)", "reference range: 3.5 to 5.0"
         rf"(?i:\b(?:normal|reference|ref\.?)\s*(?:range|interval|limits?|values?)?\s*(?:is|was|of|:|=)?\s*"
         rf"{_N}\s*(?:-|–|to)\s*{_N})",

@@ -165,6 +165,41 @@ def _other_exclusive_label(text: str, row: Any) -> bool:
     return any(cells & set(g) and (left & set(g)) - cells for g in groups)
 
 
+_FIELD_LINE = re.compile(r"^\s*(?:[-*•]\s*)?\**([A-Za-z][\w ]{0,40}?)\**\s*[:=]\s*\S")
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[\W_]+", "", name).casefold()
+
+
+def field_lines(text: str, columns: tuple[str, ...]) -> str:
+    """``text`` without its lead phrase when it is a record written as ``field: value`` lines
+    (issue 32): a lead phrase (``Left radial artery``; lines without a field label, holding no
+    digit and no hedge word) followed only by ``field: value`` lines, one of whose fields names
+    a reference column (``location: Left Radial``; case, spaces and underscores aside). The lines
+    are then read as the record, matched on the reference's columns; the lead is its heading.
+
+    Args:
+        text: the Answer text; columns: the reference's column names.
+
+    Returns:
+        The field lines alone, or ``text`` unchanged when it is not such a record.
+    """
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    first = next((i for i, ln in enumerate(lines) if _FIELD_LINE.match(ln)), None)
+    if not first or len(lines) - first < 2:
+        return text
+    lead, fields = lines[:first], lines[first:]
+    keys = {_key(c) for c in columns}
+    labels = [_FIELD_LINE.match(ln) for ln in fields]
+    if not all(labels) or not any(_key(m[1]) in keys for m in labels if m):
+        return text
+    head = " ".join(lead)
+    if re.search(r"\d", head) or hedge_word(head) is not None:
+        return text
+    return "\n".join(fields)
+
+
 def match_prose_row(text: str, ref: RecordsAnswer, policy: AnswerPolicy) -> MatchResult | None:
     """The one reference row stated in prose (module docstring), else ``None``.
 
@@ -181,7 +216,7 @@ def match_prose_row(text: str, ref: RecordsAnswer, policy: AnswerPolicy) -> Matc
         return None
     required = {c.casefold() for c in (policy.required_columns or ref.columns)}
     rule = tolerance_rule(policy, None, "number")
-    rest = _TABLE_RULE.sub(" ", strip_markdown(text)).replace("|", " ")
+    rest = _TABLE_RULE.sub(" ", strip_markdown(field_lines(text, ref.columns))).replace("|", " ")
     stated: list[str] = []
     for col, cell in zip(ref.columns, ref.rows[0]):
         if cell is None or (isinstance(cell, str) and not cell.strip()):

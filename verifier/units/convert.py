@@ -244,6 +244,23 @@ def _bridges(analyte: str | None) -> list[tuple[object, str]]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _dose_unit_bridges() -> list[tuple[object, str]]:
+    """The bridge between the charted dose unit and ``U`` (issue 32, point 3).
+
+    MIMIC-IV charts insulin and heparin doses and rates in the word ``units`` (``units/hr``,
+    ``unit/mL``, read as IU, ``rules/units.txt``); clinicians abbreviate it ``U`` (ISMP lists the
+    abbreviation as error-prone, its meaning is "units"), which the registry reads as the enzyme
+    unit (UCUM ``U`` = 1 umol/min). When one side is spelled with the word ``unit(s)``, a ``U`` on
+    the other side is that unit, 1:1, whatever the analyte: ``4 U/hr`` is ``4 units/hr``. Never a
+    mass (a unit of insulin has no fixed mass here) and never ``IU`` against ``U`` alone: an IU is
+    defined per substance (``rules/analytes.toml`` bridges IU and U per analyte)."""
+    reg = get_registry()
+    label = "'U' read as the charted dose unit 'units' (1:1)"
+    one = reg.Quantity(1, "IU/enzyme_unit")
+    return [(one, label), (1 / one, label)]
+
+
 def _same_spelling(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` spell one unit (see ``linear_converter``)."""
     a, b = " ".join(a.split()), " ".join(b.split())
@@ -310,6 +327,8 @@ def linear_converter(src: str, dst: str, analyte: str | None = None) -> Conversi
                                      for x in (s2, d2) if x.via == "casefold")
                     found = replace(found, bridge="; ".join(b for b in (found.bridge, read) if b))
                     break
+        if found is None and (_UNIT_WORD.search(src) or _UNIT_WORD.search(dst)):
+            found = _connect(s, d, _dose_unit_bridges(), src, dst)
         if found is not None:
             return found
         why = f"{src!r} [{s.unit.dimensionality}] cannot convert to {dst!r} [{d.unit.dimensionality}]"
