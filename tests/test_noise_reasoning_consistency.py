@@ -101,6 +101,11 @@ WINDOW = UnmetRequirement(level="query", statement="Heparin was given during the
                           columns=["medication_administrations.chart_time", "icu_stays.in_time"],
                           scope={"icuadmissionid": 3003}, key_terms=["Heparin", "ICU stay 3003"])
 Q_WINDOW = "While the patient was in ICU stay 3003, when was Heparin first administered?"
+# blind corpus c32 (synth/c32_json/Q11): the procedure named by its code alone; both reviewers accepted
+PROCEDURE = UnmetRequirement(level="record", statement="No ICD-10 procedure 02HV33Z is recorded for patient 16342323 in admission 27351531.",
+                             tables=["procedures"], columns=["procedures.icd_code", "procedures.chart_date"],
+                             scope={"patientid": 16342323, "admissionid": 27351531, "icd_code": "02HV33Z"},
+                             key_terms=["procedure 02HV33Z", "admission 27351531"])
 
 
 @pytest.mark.parametrize("req,question,text,ok", [
@@ -121,6 +126,10 @@ Q_WINDOW = "While the patient was in ICU stay 3003, when was Heparin first admin
     (WINDOW, Q_WINDOW, "All Heparin doses fall outside ICU stay 3003 [step 1].", True),
     (WINDOW, Q_WINDOW, "Heparin in ICU stay 3003: not recorded [step 1].", False),  # an absence, not the relation
     (WINDOW, Q_WINDOW, f"{Q_WINDOW} Not recorded [step 1].", False),
+    (PROCEDURE, "", "Admission 27351531 has only two billed procedures, 0BH17EZ and 5A1945Z [step 1]; "
+                    "02HV33Z is not recorded for patient 16342323 in any admission [step 1].", True),
+    (PROCEDURE, "", "Admission 27351531 has two billed procedures; 0BH17EZ is not recorded [step 1].", False),
+    (PROCEDURE, "", "02HV33Z is recorded in admission 27351531 and its date exists [step 1].", False),
 ])
 def test_statements_of_the_gap(req: UnmetRequirement, question: str, text: str, ok: bool) -> None:
     got, d = check_reasoning(text, req, question)

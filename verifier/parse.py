@@ -165,7 +165,10 @@ class ParsedResponse(NamedTuple):
 
 
 def is_null_answer(answer: str) -> bool:
-    """True when ``answer`` is one of the documented NULL spellings."""
+    """True when ``answer`` is one of the documented NULL spellings, or a JSON object whose every
+    value is null (``{"answer": null}``: the JSON spelling of NULL)."""
+    if answer.lstrip()[:1] == "{":
+        return _json_null(answer)
     if answer.lstrip("*_`\"'[ \t\n")[:1] not in ("n", "N"):
         return False  # fast path: every NULL spelling starts with n
     s = strip_markdown(_clean(answer)).strip("\"'[]").strip()
@@ -174,6 +177,14 @@ def is_null_answer(answer: str) -> bool:
         return False
     rest = m[1]
     return not ((_HEDGE_TO_VALUE.search(rest) and _has_value(rest)) or _OR_VALUE.match(rest))
+
+
+def _json_null(answer: str) -> bool:
+    try:
+        value = json.loads(answer.strip())
+    except ValueError:
+        return False
+    return isinstance(value, dict) and bool(value) and all(v is None for v in value.values())
 
 
 def _has_value(text: str) -> bool:

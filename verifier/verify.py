@@ -50,6 +50,7 @@ from pydantic import ValidationError
 from .contract import InputError, ReasonCode, SourceDataError, Task, Trajectory, Verdict, VerifyConfig
 from .match.commit import ambiguous
 from .match.dispatch import match_answer
+from .match.lead import reference_columns
 from .parse import ParsedResponse, parse
 from .contract._scratchpad import set_aside, strip_comments
 
@@ -147,10 +148,11 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
     if parsed.answers:
         return _verify_several(task, traj, parsed, pd)
     ref = task.reference
-    res = match_answer(parsed.answer_text, ref.answer, ref.answer_policy, parsed.answer_json)
+    columns = reference_columns(ref.sql) if ref.sql else ()
+    res = match_answer(parsed.answer_text, ref.answer, ref.answer_policy, parsed.answer_json, columns)
     if not res.ok and ref.alternatives:  # rows tied at the reference query's LIMIT are just as correct
         for i, alt in enumerate(ref.alternatives, start=1):
-            got = match_answer(parsed.answer_text, alt, ref.answer_policy, parsed.answer_json)
+            got = match_answer(parsed.answer_text, alt, ref.answer_policy, parsed.answer_json, columns)
             if got.ok:
                 return _verdict(task, traj, False, [], {"parse": pd, "match": {**got.details, "tied_alternative": i}})
     return _verdict(task, traj, False, list(res.reasons), {"parse": pd, "match": res.details})

@@ -344,6 +344,12 @@ _ITEM_AFTER = r"\s*\((?:lab |icu |chart )?item(?: ?id)?[ #:]*(\d+)\)"
 _ANY_ITEM = re.compile(_ITEM_AFTER, re.IGNORECASE)
 
 
+#: A code inside an item term (``procedure 02HV33Z``, ``ICD-9 54.91``): a token of four or more letters
+#: and digits holding a digit and a letter, or a dotted code; an identifier, so naming it names the item
+#: (blind corpus c32: "02HV33Z is not recorded for patient ..." was read as about nothing).
+_CODE = re.compile(r"\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{4,}\b|\b\d{2,3}\.\d{1,2}\b")
+
+
 @lru_cache(maxsize=8192)
 def _item_ids(term: str, where: str) -> tuple[str, ...]:
     """The item ids that ``where`` (the requirement's statement and the question) writes right after
@@ -479,6 +485,7 @@ def _requirement(req_json: str, question: str) -> _Requirement:
             continue  # a term that is itself a statement of the gap ("missing value") names no item
         alts = _with_acronyms([a for a in term.split("|") if a.strip()])
         alts += [n for a in list(alts) for n in _item_ids(a.strip(), where)]
+        alts += [c for a in list(alts) for c in _CODE.findall(a)]  # "02HV33Z" names "procedure 02HV33Z"
         items += alts
     cols = _column_words(req.columns)
     matched = [a for a in items if cols & set(normalise(a).split())]

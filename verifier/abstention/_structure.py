@@ -124,6 +124,9 @@ _VALUE = re.compile(r"[ \t*_`\"'(\[]*?(?:(?P<list>\[)|(?P<num>\d+(?:\.\d+)?)(?![
 _IDS = re.compile(r"\d{4,}(?:\s*(?:,|;|and|&|/|or)\s*\d{4,})*")
 _NUMS = re.compile(r"\d+(?:\.\d+)?(?:\s*(?:,|;|and|&|/)\s*\d+(?:\.\d+)?)*")
 _BULLET = re.compile(r"[ \t]*(?:[-*•+]|\d+[.)])[ \t]+[^\n]*")
+#: A table cell that is a count: at most five digits (MIMIC-IV identifiers of patients, admissions and
+#: stays have eight, so a column of them lists units), or the five-unit rule's bound (``fewer than five``).
+_COUNT_CELL = re.compile(r"(?i)\d{1,5}|\d{1,2},\d{3}|(?:fewer|less)\s+than\s+(?:five|5)|<\s*5")
 _TABLE_SEP = re.compile(r"\s*\|?\s*:?-{2,}")
 
 
@@ -339,8 +342,20 @@ class _Reader:
                 body.append([c.strip() for c in lines[j].strip().strip("|").split("|")])
                 j += 1
             kinds = [self.kind(c) for c in cells]
-            unit_rows = any(k == "key" for k in kinds) or any(_WORD.findall(c.lower()) and set(_WORD.findall(c.lower())) <= self.r.units
-                                                             for c in cells)
+            unit_rows = any(k == "key" for k in kinds)
+            for col, c in enumerate(cells):
+                if kinds[col] == "key" or not (_WORD.findall(c.lower()) and set(_WORD.findall(c.lower())) <= self.r.units):
+                    continue
+                column = [row[col] for row in body if col < len(row)]
+                if column and all(_COUNT_CELL.fullmatch(v) for v in column):
+                    # a column of counts headed by the unit noun: its rows are groups (a unit of
+                    # measure, a code), each cell a count of units, judged as one
+                    for v in column:
+                        n = v.replace(",", "")
+                        if n.isdigit() and 1 <= int(n) < self.r.threshold:
+                            self._say(f"{c}: {v}")
+                else:
+                    unit_rows = True
             if unit_rows and 1 <= len(body) < self.r.threshold:
                 self._say(f"{head} ({len(body)} rows of units)")
             for col, kind in enumerate(kinds):

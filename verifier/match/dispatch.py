@@ -18,6 +18,7 @@ from ..contract import (
 )
 from .commit import ambiguous
 from .datetimes import match_datetime
+from .lead import committed_part
 from .lists import match_list
 from .numbers import match_count, match_number, match_quantity
 from .records import match_records
@@ -38,7 +39,8 @@ _DISPATCH = {
 }
 
 
-def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_json: Any = None) -> MatchResult:
+def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_json: Any = None,
+                 columns: tuple[str, ...] = ()) -> MatchResult:
     """Compare a submitted Answer with a reference answer under ``policy``.
 
     Args:
@@ -46,12 +48,20 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
         reference: a typed answer from ``verifier.contract._answers``.
         policy: the task's ``AnswerPolicy``.
         answer_json: the decoded JSON answer when the response was JSON.
+        columns: the reference query's output column names (``verifier.match.lead.reference_columns``),
+            which name the answer's field in a JSON object or a ``field: value`` line.
 
     Returns:
         A :class:`MatchResult` with reason codes and details. A nested JSON
         structure (``{"a": {"b": 1}}``) for a scalar reference is an
-        ambiguous answer (``WRONG_VALUE``).
+        ambiguous answer (``WRONG_VALUE``). A scalar written as a value with details (a JSON
+        object's answer key, a lead line followed by ``field: value`` lines) is judged on the
+        value's own part (``verifier.match.lead``).
     """
+    if type(reference) not in (ListAnswer, RecordsAnswer):
+        got = committed_part(answer_text, answer_json, columns, type(reference) is TextAnswer)
+        if got is not None:
+            answer_text, answer_json = got
     if isinstance(answer_json, (dict, list)) and type(reference) not in (ListAnswer, RecordsAnswer):
         if any(isinstance(v, (dict, list)) for v in (answer_json.values() if isinstance(answer_json, dict)
                                                      else answer_json)):

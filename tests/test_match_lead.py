@@ -1,0 +1,96 @@
+"""A scalar Answer written as a value with details commits to one place (issue 32; blind corpus c32).
+
+From the blind study of 2026-12-04 (135 episodes, three new agent styles; two reviewers accepted every
+one of these): a JSON object with the value under an answer key and context beside it
+(``{"value": 5.35, "unit": "hours", "admissions": 5}``) and a lead line followed by ``field: value``
+detail lines (``8 distinct patients ...`` / ``patients: 8`` / ``admissions: 9``) were rejected as
+"ambiguous answer: N different numbers"; ``{"answer": null}`` was not read as an abstention. The rule
+(``verifier.match.lead``): exactly one place commits (the answer key or the reference's column key;
+for a text value the line labelled with the reference's column; else the lead line), so a second value
+in the details is never a candidate and never rescues a wrong committed value.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verifier.contract import AnswerPolicy, CountAnswer, NumberAnswer, QuantityAnswer, TextAnswer
+from verifier.match.dispatch import match_answer
+from verifier.match.lead import reference_columns
+from verifier.parse import parse
+
+POL = AnswerPolicy()
+HOURS = QuantityAnswer(value=5.35, unit="h", decimals=2)
+COUNT = CountAnswer(value=8)
+MORTALITY = NumberAnswer(value=3.0, decimals=0)
+LOCATION = TextAnswer(value="Right Metacarpal")
+
+
+def _match(answer: str, ref, columns: tuple[str, ...] = ()):
+    p = parse(f"<answer>{answer}</answer><reasoning>From the records [step 1].</reasoning>")
+    assert p.error is None, p.error
+    return match_answer(p.answer_text, ref, POL, p.answer_json, columns)
+
+
+def test_json_answer_key_commits_and_context_keys_are_details() -> None:
+    assert _match('{"value": 5.35, "unit": "hours", "admissions": 5}', HOURS).ok
+    assert _match('{"value": 5576.31, "unit": "mL", "input_mL": 6691.31, "output_mL": 1115.0}',
+                  QuantityAnswer(value=5576.0, unit="mL", decimals=0), ("balance", "unit")).ok
+
+
+def test_json_wrong_answer_key_is_not_rescued_by_a_detail() -> None:
+    assert not _match('{"value": 4.22, "unit": "hours", "median_hours": 5.35}', HOURS).ok
+
+
+def test_json_key_naming_the_reference_column_commits() -> None:
+    answer = '{"drg_mortality": 3, "scale": "APR-DRG risk of mortality 1-4 (3 = major)", "drg_code": "720"}'
+    assert _match(answer, MORTALITY, ("mortality",)).ok
+    assert not _match(answer.replace('"drg_mortality": 3', '"drg_mortality": 2'), MORTALITY, ("mortality",)).ok
+    exact = '{"location": "Right Metacarpal", "location_category": "Peripheral"}'
+    assert _match(exact, LOCATION, ("location",)).ok  # the exact key wins over a longer one
+
+
+def test_lead_line_commits_and_field_lines_are_details() -> None:
+    assert _match("8 distinct patients\npatients: 8\nadmissions: 9 (one patient coded in two admissions)", COUNT).ok
+    assert _match("APR-DRG risk of mortality: 3 (major)\ndrg_type: APR\ndrg_code: 720\ndrg_severity: 4", MORTALITY).ok
+
+
+def test_right_value_only_in_a_detail_line_never_rescues_a_wrong_lead() -> None:
+    assert not _match("9 distinct patients\npatients: 8\nadmissions: 9", COUNT).ok
+
+
+def test_a_hedge_label_keeps_the_whole_answer_judged() -> None:
+    res = _match("8 patients\nalternatively: 9", COUNT)
+    assert not res.ok
+
+
+def test_text_value_commits_to_the_line_of_its_column() -> None:
+    answer = "18-gauge peripheral IV in the right metacarpal (dorsum of the right hand)\nlocation: {}\nlocation_category: Peripheral"
+    assert _match(answer.format("Right Metacarpal"), LOCATION, ("location",)).ok
+    assert not _match(answer.format("Left Metacarpal"), LOCATION, ("location",)).ok
+
+
+def test_json_object_of_nulls_is_an_abstention() -> None:
+    assert parse('<answer>{"answer": null}</answer><reasoning>No record [step 1].</reasoning>').abstained
+    assert not parse('<answer>{"answer": null, "value": 3}</answer><reasoning>r</reasoning>').abstained
+    assert not parse('<answer>{"answer": 3}</answer><reasoning>r</reasoning>').abstained
+
+
+def test_reference_columns_are_the_query_output_names() -> None:
+    assert reference_columns("SELECT max(drg_mortality) AS mortality FROM drg_codes") == ("mortality",)
+    assert reference_columns("not sql at all ((") == ()
+
+
+@settings(max_examples=200, deadline=None)
+@given(right=st.integers(0, 10_000), wrong=st.integers(0, 10_000), form=st.sampled_from(["json", "lines"]))
+def test_no_hedge_gains_from_details(right: int, wrong: int, form: str) -> None:
+    """Two values, one committed and one in the details: the Answer passes exactly when the committed
+    one is right, whichever is the reference (a hedging policy gains nothing)."""
+    ref = CountAnswer(value=right)
+    for committed, detail in ((right, wrong), (wrong, right)):
+        if form == "json":
+            answer = f'{{"value": {committed}, "other": {detail}}}'
+        else:
+            answer = f"{committed} admissions\nother admissions: {detail}"
+        assert _match(answer, ref).ok == (committed == right)

@@ -1,0 +1,136 @@
+"""What a scalar Answer commits to when it carries details (issue 32, blind corpus of 2026-12-04).
+
+Agents that write structured or clinical answers state the value once and then its details:
+
+* a JSON object with the value under an answer key and context beside it:
+  ``{"value": 5.35, "unit": "hours", "admissions": 5}``;
+* a lead line holding the value, then ``field: value`` lines of details:
+  ``8 distinct patients with ...`` / ``patients: 8`` / ``admissions: 9 (one patient coded twice)``.
+
+Both commit to one place: the answer key (``value``, ``answer``, ``result``, or the reference query's
+output column, e.g. ``drg_mortality``; with ``unit``/``units``), else, for a text value, the detail line labelled
+with the reference's column (``location: Right Metacarpal``), else the lead line. ``committed_part`` returns that part alone, and the ordinary matchers judge it with
+their own rules (a lead line holding two candidates is still a hedge). Exactly one place is read, so a
+hedging policy cannot gain: a second value in the details is never a candidate, and a right value
+that stands only in the details never rescues a wrong lead. The rule does not apply (the whole Answer
+is judged as before) when a detail line's label is a hedge word (``alternatively: 14.9``), when the
+lead line is empty of any value, or when the JSON object has no answer key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+import sqlglot
+import sqlglot.errors
+
+from .commit import hedge_word
+
+#: JSON keys that name the answer itself (the rest of the object is context).
+ANSWER_KEYS = ("value", "answer", "result")
+#: JSON keys that carry the answer's unit.
+UNIT_KEYS = ("unit", "units")
+
+# ``label: value`` (a label of words, digits, spaces, ``_-/()%``, at most 48 characters, then ``:`` or ``=``)
+_LABEL_LINE = re.compile(r"^\s*(?:[-*•]\s*)?\**(?P<label>[A-Za-z][\w ()/%-]{0,47}?)\**\s*[:=]\s*(?P<value>\S.*)$")
+
+
+def _json_object(text: str, answer_json: Any) -> dict | None:
+    if isinstance(answer_json, dict):
+        return answer_json
+    s = text.strip()
+    if not (s.startswith("{") and s.endswith("}")):
+        return None
+    try:
+        value = json.loads(s)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _words(name: str) -> list[str]:
+    return [w.casefold() for w in re.split(r"[\W_]+", name) if w]
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\W_]+", "", name).casefold()
+
+
+def _from_json(obj: dict, columns: tuple[str, ...]) -> str | None:
+    keys = {_norm(k): k for k in obj if isinstance(k, str)}
+    named = [keys[n] for n in ANSWER_KEYS if n in keys]
+    # a key naming the reference's column: every word of the column's name is a word of the key
+    # (``drg_mortality`` for a column ``mortality``); unit keys carry the unit, never the value
+    wanted = [set(_words(c)) for c in columns if _norm(c) not in UNIT_KEYS and _words(c)]
+    exact = [keys[_norm(c)] for c in columns if _norm(c) in keys and _norm(c) not in UNIT_KEYS]
+    named += exact or [k for k in obj if isinstance(k, str) and _norm(k) not in UNIT_KEYS
+                       and any(w <= set(_words(k)) for w in wanted)]
+    named = list(dict.fromkeys(named))
+    if len(named) != 1:
+        return None  # none, or two answer keys: the object is judged whole
+    value = obj[named[0]]
+    if isinstance(value, (dict, list)) or value is None:
+        return None
+    unit = next((obj[keys[k]] for k in UNIT_KEYS if k in keys and isinstance(obj[keys[k]], str)), None)
+    text = value if isinstance(value, str) else json.dumps(value)
+    return f"{text} {unit}" if unit else text
+
+
+def _from_lines(text: str, columns: tuple[str, ...]) -> str | None:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) < 2:
+        return None
+    lead, details = lines[0], lines[1:]
+    labels = [_LABEL_LINE.match(ln) for ln in details]
+    if not all(labels):
+        return None
+    if any(hedge_word(m["label"]) is not None for m in labels if m):
+        return None  # 'alternatively: 14.9', 'or: ...' are a second candidate, not a detail
+    wanted = {_norm(c) for c in columns}
+    named = [m for m in labels if m and _norm(m["label"]) in wanted]
+    if len(named) == 1:
+        return named[0]["value"].strip()
+    if not re.search(r"\w", _LABEL_LINE.sub(r"\g<value>", lead)):
+        return None
+    return lead
+
+
+def committed_part(text: str, answer_json: Any = None, columns: tuple[str, ...] = (),
+                   text_answer: bool = False) -> tuple[str, Any] | None:
+    """The part of a scalar Answer that commits to its value (module docstring), else ``None``.
+
+    Args:
+        text: the parsed Answer text.
+        answer_json: the decoded JSON answer of a JSON response (``ParsedResponse.answer_json``), or
+            ``None`` (a JSON object inside tags is decoded here).
+        columns: the reference query's output column names (``reference_columns``), or ``()``.
+        text_answer: the reference is a text value: only then does a detail line labelled with the
+            reference's column commit (a prose lead describes a text value in other words, while a
+            lead holding a number states it; ``value_numeric: 13.2`` drops the lead's unit).
+
+    Returns:
+        ``(text, None)``: the answer key's value with its unit (``"5.35 hours"``), or the lead line;
+        ``None`` when the Answer is not written as a value with details.
+    """
+    obj = _json_object(text, answer_json)
+    if obj is not None:
+        got = _from_json(obj, columns)
+        return None if got is None else (got, None)
+    if "\n" not in text.strip():
+        return None
+    got = _from_lines(text, columns if text_answer else ())
+    return None if got is None else (got, None)
+
+
+@lru_cache(maxsize=4096)
+def reference_columns(sql: str) -> tuple[str, ...]:
+    """The output column names of a reference query (sqlglot, DuckDB dialect), ``()`` when it does
+    not parse or names none; memoised (one parse per reference)."""
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
+        return ()
+    return tuple(n for n in getattr(tree, "named_selects", ()) if n)
