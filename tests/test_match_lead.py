@@ -94,3 +94,32 @@ def test_no_hedge_gains_from_details(right: int, wrong: int, form: str) -> None:
         else:
             answer = f"{committed} admissions\nother admissions: {detail}"
         assert _match(answer, ref).ok == (committed == right)
+
+
+# --- an ICD code with its version and a restatement in another unit are no second candidate (c32) ---
+
+def test_an_icd_code_with_its_version_is_context() -> None:
+    ref = CountAnswer(value=6)
+    assert _match("6 distinct patients underwent percutaneous abdominal drainage (ICD-9 54.91)", ref).ok
+    assert _match("6 patients had ICD-10 code 5491", ref).ok
+    assert not _match("6 or 7 patients (ICD-9 54.91)", ref).ok
+    assert not _match("5491 (ICD-10)", CountAnswer(value=5)).ok
+
+
+def test_a_restatement_in_another_unit_is_the_same_value() -> None:
+    ref = QuantityAnswer(value=1523.0, unit="mL", decimals=0)
+    assert _match("Net positive fluid balance of about +1522.8 mL (≈ +1.5 L) in the first 24 h", ref).ok
+    assert not _match("1522.8 mL (1.6 L)", ref).ok  # not the same value: a second candidate
+    assert not _match("1400 mL (≈ 1.5 L)", ref).ok  # the committed value is wrong
+    assert not _match("1523 mL or 1.5 L", ref).ok  # a hedge word still hedges
+
+
+@settings(max_examples=200, deadline=None)
+@given(right=st.integers(100, 9_000), wrong=st.integers(100, 9_000))
+def test_no_hedge_gains_from_a_restatement(right: int, wrong: int) -> None:
+    """A second value in litres passes only when it is the first value again; whichever of two differing
+    values is the reference, the pair never passes both ways."""
+    ref = QuantityAnswer(value=float(right), unit="mL", decimals=0)
+    for first, second in ((right, wrong), (wrong, right)):
+        ok = _match(f"{first} mL (≈ {second / 1000:.3f} L)", ref).ok
+        assert ok == (first == right and abs(first - second) <= 0.5)

@@ -55,7 +55,8 @@ candidate (issue 17, kind 1):
   comparison before the value itself is a hedge (``at least 5``);
 - the computation behind the value: ``a / b`` whose quotient is another
   candidate at its precision (``1.79 (34/19)``);
-- codes of other entities: a number after ``DRG``, ``ICD``, ``code``,
+- codes of other entities: an ICD code with its version (``ICD-10 E11.65``, ``ICD-9 54.91``);
+  a number after ``DRG``, ``ICD``, ``code``,
   ``itemid``, ``specimen``... (``APR DRG 190``, ``the DRG is 463``), as after
   identifier words;
 - values of other sources in an aside (``verifier.match.aside``): ``5.2
@@ -128,6 +129,8 @@ _CONTEXT = re.compile(
         # reference ranges: "(normal 3.5-5.0)", "reference range: 3.5 to 5.0"
         rf"(?i:\b(?:normal|reference|ref\.?)\s*(?:range|interval|limits?|values?)?\s*(?:is|was|of|:|=)?\s*"
         rf"{_N}\s*(?:-|–|to)\s*{_N})",
+        # an ICD code with its version (blind corpus c32): "(ICD-10 E11.65)", "ICD-9 54.91", "ICD-10 code 5491"
+        r"(?i:\bICD[-\s]?(?:9|10)(?:-?(?:CM|PCS))?(?:\s+(?:code|diagnosis|procedure))?[\s:#]*[A-Z]?\d[\dA-Z.]*(?<!\.))",
         # a time of day; a sample size
         r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp]\.?[Mm]\b\.?)?(?![\d:])",
         rf"(?i:\bn\s*=\s*{_N})",

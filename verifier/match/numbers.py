@@ -372,6 +372,27 @@ def merge_durations(text: str, toks: list) -> list:
     return out
 
 
+def _restates(first, later, policy: AnswerPolicy) -> bool:
+    """Whether ``later`` states ``first`` again in another unit at its own precision ("+1522.8 mL
+    (≈ +1.5 L)"): ``first`` converted to ``later``'s unit rounds to ``later``'s value."""
+    if not (first.unit and later.unit) or same_unit(first.unit, later.unit):
+        return False
+    conv = linear_converter(first.unit, later.unit, policy.analyte)
+    if conv.error:
+        return False
+    return abs(conv.scale * first.value + conv.offset - later.value) <= 0.5 * 10 ** -later.decimals + 1e-9
+
+
+def _without_restatements(cands: list, policy: AnswerPolicy) -> list:
+    """Candidates without those that restate an earlier one in another unit (blind corpus c32): an
+    equivalent value offers no alternative, so no hedge gains from it; a differing one stays."""
+    out: list = []
+    for tok in cands:
+        if not any(_restates(prev, tok, policy) for prev in out):
+            out.append(tok)
+    return out
+
+
 def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> MatchResult:
     """Compare the Answer's quantity (the one with a unit) with ``ref`` (see module docstring)."""
     toks = _quantities_cached(text)
@@ -390,7 +411,7 @@ def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> Matc
     if only_in_asides(masked, merged):
         return failure(ReasonCode.WRONG_VALUE, compared="quantity", reference=reference, submitted=text[:200],
                        why=NO_COMMITTED_VALUE)
-    cands = candidates(masked, merged) or list(toks)
+    cands = _without_restatements(candidates(masked, merged) or list(toks), policy)
     bad = _hedged(text, cands[0].start, compared="quantity", reference=reference, submitted=text[:200])
     if bad is not None:
         return bad
