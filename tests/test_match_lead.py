@@ -123,3 +123,10 @@ def test_no_hedge_gains_from_a_restatement(right: int, wrong: int) -> None:
     for first, second in ((right, wrong), (wrong, right)):
         ok = _match(f"{first} mL (≈ {second / 1000:.3f} L)", ref).ok
         assert ok == (first == right and abs(first - second) <= 0.5)
+
+
+def test_hyphenated_time_phrases_and_approximate_reference_ranges_are_context() -> None:
+    """c32: "(i.e. a QID / every-6-hours schedule)" and "(reference roughly 11-13.5 sec)" held no candidate."""
+    assert _match("Median 4 doses per 24 hours (i.e. a QID / every-6-hours schedule)", NumberAnswer(value=4.0, decimals=1)).ok
+    assert _match("13.2 sec (typical adult reference roughly 11-13.5 sec)", QuantityAnswer(value=13.2, unit="sec", decimals=1)).ok
+    assert not _match("13.2 sec or 12.9 sec (reference roughly 11-13.5 sec)", QuantityAnswer(value=13.2, unit="sec", decimals=1)).ok

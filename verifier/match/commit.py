@@ -116,7 +116,7 @@ _CONTEXT = re.compile(
     "|".join((
         # unit/time phrases: "per 24 hours", "every 8 hours", "in the first 24 h", "/24h", "for 3 days"
         rf"(?i:\b(?:per|every|each|over|within|during|for|after|before|in(?:\s+the)?\s+(?:first|last|past|next)|"
-        rf"(?:the\s+)?(?:first|last|past|next))\s+(?:the\s+)?{_SPAN}\s*-?\s*{_TIME_UNIT})",
+        rf"(?:the\s+)?(?:first|last|past|next))[\s-]+(?:the\s+)?{_SPAN}\s*-?\s*{_TIME_UNIT})",
         rf"(?i:/\s*{_N}\s*-?\s*{_TIME_UNIT})",
         # scales: "on the 1-4 scale", "1–4 point scale", "scale of 1 to 4", "out of 4"
         # (not from inside a run of digits: each start there rescanned the run, quadratic on 2,000 digits)
@@ -128,7 +128,7 @@ _CONTEXT = re.compile(
         rf"(?:\s*(?:-|–|to|through|,|and)\s*{_N}\s*=\s*[A-Za-z][\w-]*)+)",
         # reference ranges: "(normal 3.5-5.0)", "reference range: 3.5 to 5.0"
         rf"(?i:\b(?:normal|reference|ref\.?)\s*(?:range|interval|limits?|values?)?\s*(?:is|was|of|:|=)?\s*"
-        rf"{_N}\s*(?:-|–|to)\s*{_N})",
+        rf"(?:(?:roughly|about|approx(?:imately|\.)?|around|~)\s*)?{_N}\s*(?:-|–|to)\s*{_N})",
         # an ICD code with its version (blind corpus c32): "(ICD-10 E11.65)", "ICD-9 54.91", "ICD-10 code 5491"
         r"(?i:\bICD[-\s]?(?:9|10)(?:-?(?:CM|PCS))?(?:\s+(?:code|diagnosis|procedure))?[\s:#]*[A-Z]?\d[\dA-Z.]*(?<!\.))",
         # a time of day; a sample size
