@@ -96,3 +96,22 @@ def test_query_result_carries_cpu_seconds(synth_db: Path) -> None:
     seconds on an idle machine, with one DuckDB thread)."""
     res = _guard.execute_guarded(base_spec(synth_db), check_read_only(WORK), time_limit_s=5.0, row_cap=10)
     assert res.cpu_s is not None and 0.0 <= res.cpu_s <= res.elapsed_s + 0.05
+
+
+def test_a_time_out_is_charged_its_limit_whatever_the_rerun_burned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clean-clone CI (2026-12-04): under load a time-out's re-run burned more CPU than the limit before it
+    was judged, so the same uncited trajectory exhausted its 1 s budget in one scoring of three. A time-out
+    is charged the limit (what an idle machine spends before stopping it), never what the re-run burned."""
+    import verifier.abstention._budget as budget_mod
+    from verifier.sql._execute import QueryTimeout
+
+    def slow(spec, sql, limit, configured, row_cap):
+        exc = QueryTimeout(sql, limit)
+        exc.cpu_s, exc.elapsed_s, exc.cost_s = 0.9, 1.2, 1.2  # a load-stopped run's re-run
+        raise exc
+
+    monkeypatch.setattr(budget_mod, "_run_on_cpu", slow)
+    b = EvidenceBudget(1.0)
+    with pytest.raises(QueryTimeout):
+        b.run(("scope", "t"), None, "SELECT 1", time_limit_s=0.3, row_cap=10)
+    assert b.spent_s == pytest.approx(0.3) and not b.exhausted
