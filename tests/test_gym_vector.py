@@ -33,20 +33,21 @@ def _expected(synth_db, tasks, seed):
     return out
 
 
-@pytest.mark.parametrize(("mode", "vector_kwargs"), MODES, ids=["sync", "async-shm", "async-pipes", "async-shm-nocopy"])
-def test_vector_env_returns_the_real_observations(synth_db, synth_tasks, mode, vector_kwargs):
-    tasks = synth_tasks[:6]
-    single = EHRGymEnv(synth_db, tasks)
+def _observe(mode: str, vector_kwargs: dict, db: str, task_lines: list[str]) -> None:
+    """The whole check, run in a fresh interpreter (``_in_fresh_process``)."""
+    from verifier import Task
+
+    tasks = [Task.model_validate_json(line) for line in task_lines]
+    single = EHRGymEnv(db, tasks)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_env(single, skip_render_check=True)
     single.close()
-    vec = gym.make_vec(ENV_ID, 2, vectorization_mode=mode, vector_kwargs=vector_kwargs,
-                       db_path=str(synth_db), tasks=tasks)
+    vec = gym.make_vec(ENV_ID, 2, vectorization_mode=mode, vector_kwargs=vector_kwargs, db_path=db, tasks=tasks)
     try:
         obs, _ = vec.reset(seed=7)
         first = [obs[0], obs[1]]
-        assert first == _expected(synth_db, tasks, 7)
+        assert first == _expected(db, tasks, 7)
         assert all(o.strip("\x00") and "\x00" not in o for o in first)
         assert all(vec.single_observation_space.contains(o) for o in first)
         obs, reward, term, trunc, _ = vec.step({"kind": [0, 0], "content": ("SELECT 41 + 1 AS answer", "SELECT 'ok' AS word")})
@@ -56,3 +57,17 @@ def test_vector_env_returns_the_real_observations(synth_db, synth_tasks, mode, v
         assert list(reward) == [0.0, 0.0] and not any(term) and not any(trunc)
     finally:
         vec.close()
+
+
+@pytest.mark.parametrize(("mode", "vector_kwargs"), MODES, ids=["sync", "async-shm", "async-pipes", "async-shm-nocopy"])
+def test_vector_env_returns_the_real_observations(synth_db, synth_tasks, mode, vector_kwargs):
+    """Run in a fresh interpreter, as a training script starts: in the full suite, an async vector
+    env forked from the pytest process (which earlier tests leave holding threads, connections and
+    sandboxes) lost its workers at start (BrokenPipeError in ``_check_spaces``, clean-clone CI of
+    2026-12-04; not reproduced in a fresh process, nor after ``ray.init``)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    lines = [t.model_dump_json() for t in synth_tasks[:6]]
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as ex:
+        ex.submit(_observe, mode, vector_kwargs, str(synth_db), lines).result(timeout=600)
