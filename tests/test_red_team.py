@@ -116,3 +116,21 @@ def test_issue30_probe_never_passes(env: EHREnv, sample: list, synth_tasks: list
     assert len(tasks) >= 4
     ok, passed = _issue30_rate(env, policy, tasks)
     assert ok == 0, (policy, ok, len(tasks), passed)
+
+
+def test_red_team_policies_read_the_compact_schema(synth_db) -> None:
+    """Issue 34 made the compact schema the default first observation; the red-team policies parsed only the
+    full rendering, so they found no table and ran no query (the real-demo suite reported NO_EVIDENCE for
+    every policy in 6 s: it measured nothing). Both renderings give the policies the same columns."""
+    import duckdb
+
+    from verifier.agents.red_team import schema_columns
+    from verifier.database import render_schema
+
+    con = duckdb.connect(str(synth_db), read_only=True)
+    try:
+        full, compact = (schema_columns(f"## Database schema\n{render_schema(con, d)}\n## Question\nq")
+                         for d in ("full", "compact"))
+    finally:
+        con.close()
+    assert compact and {(t, c) for t, c, _ in compact} == {(t, c) for t, c, _ in full}

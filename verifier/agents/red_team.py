@@ -92,7 +92,25 @@ def schema_columns(observation: str) -> list[list[str]]:
         c = _COLUMN_LINE.match(line)
         if c and table:
             out.append([table, c.group(1), c.group(2)])
+        elif table and line.startswith("  ") and " - " not in line:
+            # the compact schema (``EnvConfig.schema_detail="compact"``, the default): one line of
+            # ``column[ type]`` items, the type written only where the name's convention does not give it
+            for item in line.split(","):
+                parts = item.split()
+                if parts and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", parts[0]):
+                    out.append([table, parts[0], parts[1].upper() if len(parts) > 1 else _conventional_type(parts[0])])
     return out
+
+
+def _conventional_type(column: str) -> str:
+    """The type the compact schema's convention gives a column name (its ``Conventions:`` line)."""
+    if column.endswith("_time"):
+        return "TIMESTAMP"
+    if column.endswith("_date"):
+        return "DATE"
+    if column.endswith("id"):
+        return "INTEGER"
+    return "VARCHAR"
 
 
 class _Scripted(BaseAgent):
