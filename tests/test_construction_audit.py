@@ -6,7 +6,10 @@ replayed on it): a name variant, a second source, an equivalent status, an
 unlinked anchor, a window edge, a comment-only value. Each test shows that the
 audit drops the affected twin (``relaxation_<kind>``) or makes its question
 explicit, and that without the program's relaxations (the old construction) the
-same candidate was kept as it was.
+same candidate was kept as it was. Where a reading convention of the shared
+instructions settles the reading (``rules/conventions.toml``, issue 33 point 1), the
+same plant keeps the pair without a sentence and records the other reading's
+answer as the near miss (the ``stated`` fixture runs both).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from verifier.construction.engine import Pair, ProgramRunner, Rejected
 from verifier.construction.overlay import Overlay
 from verifier.construction.relax import name_variants, parse_relax
 from verifier.contract import RulesError
+from verifier.conventions import conventions
+from verifier.env.instructions import SHARED_INSTRUCTIONS
 
 
 def _spec(name: str):
@@ -108,17 +113,42 @@ def test_name_variants_rule():
     assert name_variants("Heparin", names) == ["Heparin Sodium"]  # synonyms.toml: heparin / heparin sodium
 
 
-def test_name_variant_drops_twin(db_copy):
+@pytest.fixture(params=["convention", "no_convention"])
+def stated(request, monkeypatch) -> bool:
+    """Each planted reading is audited twice: with ``rules/conventions.toml`` as shipped (a convention
+    of the shared instructions settles it: a trap, issue 33 point 1) and with no convention covering
+    it (the reading is an ambiguity: the twin goes or the question states the reading, issue 12)."""
+    if request.param == "no_convention":
+        monkeypatch.setattr("verifier.construction.audit.settling", lambda *a, **k: None)
+    return request.param == "convention"
+
+
+def _trap(got, kind: str, convention: str, twin: bool) -> None:
+    """``got`` kept the pair without a sentence; the other reading's answer is the recorded near miss."""
+    assert isinstance(got, Pair), got
+    task = got.noise if twin else got.clean
+    entry = [a for a in task.reference.audit if a.kind == kind]
+    assert [a.outcome for a in entry] == ["convention"], task.reference.audit
+    assert entry[0].detail.startswith(f"{convention}: ") and entry[0].detail != f"{convention}: None"
+    assert convention in [c.id for c in conventions()] and any(c.text in SHARED_INSTRUCTIONS for c in conventions() if c.id == convention)
+
+
+def test_name_variant_twin(db_copy, stated):
     pair = _first_pair(db_copy, "med_first_administration_time")
     p = pair.noise.params
     _plant(db_copy, _emar_row(p["patientid"], p["admissionid"], p["medication"] + " (IV)", "Administered",
                               f"(SELECT admission_time + INTERVAL 3 HOUR FROM admissions WHERE admissionid = {p['admissionid']})", "plant-name"))
-    assert _check(db_copy, "med_first_administration_time", _same_params(pair)) == "relaxation_name"
+    got = _check(db_copy, "med_first_administration_time", _same_params(pair))
+    if stated:
+        _trap(got, "name", "exact_name", twin=True)
+        assert "exactly as" not in got.noise.question
+    else:
+        assert got == "relaxation_name"
     old = _check(db_copy, "med_first_administration_time", _same_params(pair), relax=False)
     assert isinstance(old, Pair) and old.noise.params == pair.noise.params  # the old construction kept it
 
 
-def test_name_variant_makes_clean_explicit(db_copy):
+def test_name_variant_clean(db_copy, stated):
     pair = _first_pair(db_copy, "med_first_administration_time")
     p = pair.clean.params
     first = pair.clean.reference.answer.value
@@ -126,6 +156,11 @@ def test_name_variant_makes_clean_explicit(db_copy):
                               f"TIMESTAMP '{first}' - INTERVAL 1 HOUR", "plant-case"))
     got = _check(db_copy, "med_first_administration_time", _same_params(pair))
     assert isinstance(got, Pair)
+    if stated:
+        _trap(got, "name", "exact_name", twin=False)
+        assert "exactly as" not in got.clean.question
+        assert got.clean.reference.answer.value == first  # the reference still reads the exact name
+        return
     assert f'exactly as "{p["medication"]}"' in got.clean.question
     assert f'exactly as "{got.noise.params["medication"]}"' in got.noise.question
     assert [a.outcome for a in got.clean.reference.audit if a.kind == "name"] == ["explicit"]
@@ -134,7 +169,7 @@ def test_name_variant_makes_clean_explicit(db_copy):
 
 # --- another source of the same fact ------------------------------------------------------
 
-def test_second_source_drops_twin(db_copy):
+def test_second_source_twin(db_copy, stated):
     pair = _first_pair(db_copy, "med_first_administration_time")
     p = pair.noise.params
     _plant(db_copy,
@@ -142,37 +177,49 @@ def test_second_source_drops_twin(db_copy):
            f"INSERT INTO input_events BY NAME SELECT {p['patientid']} AS patientid, {p['admissionid']} AS admissionid, 999001 AS itemid, "
            f"admission_time + INTERVAL 5 HOUR AS start_time, admission_time + INTERVAL 6 HOUR AS end_time, 1.0 AS amount "
            f"FROM admissions WHERE admissionid = {p['admissionid']}")
-    assert _check(db_copy, "med_first_administration_time", _same_params(pair)) == "relaxation_source"
+    got = _check(db_copy, "med_first_administration_time", _same_params(pair))
+    if stated:
+        _trap(got, "source", "administered", twin=True)
+    else:
+        assert got == "relaxation_source"
     assert isinstance(_check(db_copy, "med_first_administration_time", _same_params(pair), relax=False), Pair)
 
 
 # --- statuses meaning the same --------------------------------------------------------------
 
-def test_equivalent_status_drops_twin(db_copy):
+def test_equivalent_status_twin(db_copy, stated):
     pair = _first_pair(db_copy, "med_first_administration_in_icu_stay")
     p = pair.noise.params
     adm = _rows(db_copy, f"SELECT admissionid, in_time FROM icu_stays WHERE icuadmissionid = {p['icuadmissionid']}")[0]
     _plant(db_copy, _emar_row(p["patientid"], adm[0], p["medication"], "Flushed",
                               f"TIMESTAMP '{adm[1]}' + INTERVAL 30 MINUTE", "plant-flush"))
-    assert _check(db_copy, "med_first_administration_in_icu_stay", _same_params(pair)) == "relaxation_status"
+    got = _check(db_copy, "med_first_administration_in_icu_stay", _same_params(pair))
+    if stated:
+        _trap(got, "status", "administered", twin=True)
+    else:
+        assert got == "relaxation_status"
     assert isinstance(_check(db_copy, "med_first_administration_in_icu_stay", _same_params(pair), relax=False), Pair)
 
 
-def test_equivalent_status_makes_clean_explicit(db_copy):
+def test_equivalent_status_clean(db_copy, stated):
     pair = _first_pair(db_copy, "med_first_administration_time")
     p = pair.clean.params
     _plant(db_copy, _emar_row(p["patientid"], p["admissionid"], p["medication"], "Flushed",
                               f"TIMESTAMP '{pair.clean.reference.answer.value}' - INTERVAL 2 HOUR", "plant-flush"))
     got = _check(db_copy, "med_first_administration_time", _same_params(pair))
     assert isinstance(got, Pair)
-    assert "status 'Administered'" in got.clean.question and "status 'Administered'" in got.noise.question
+    if stated:
+        _trap(got, "status", "administered", twin=False)
+        assert "status 'Administered'" not in got.clean.question
+    else:
+        assert "status 'Administered'" in got.clean.question and "status 'Administered'" in got.noise.question
     old = _check(db_copy, "med_first_administration_time", _same_params(pair), relax=False)
     assert "status 'Administered'" not in old.clean.question
 
 
 # --- unlinked events inside the encounter's window ---------------------------------------------
 
-def test_unlinked_anchor_drops_twin(db_copy):
+def test_unlinked_anchor_twin(db_copy, stated):
     pair = _first_pair(db_copy, "lab_first_value_in_admission")
     p = pair.noise.params
     _plant(db_copy,
@@ -180,11 +227,16 @@ def test_unlinked_anchor_drops_twin(db_copy):
            f"{p['itemid']} AS itemid, admission_time + INTERVAL 1 HOUR AS chart_time, '4.2' AS value, 4.2 AS value_numeric, "
            f"(SELECT min(value_unit) FROM lab_events WHERE itemid = {p['itemid']}) AS value_unit "
            f"FROM admissions WHERE admissionid = {p['admissionid']}")
-    assert _check(db_copy, "lab_first_value_in_admission", _same_params(pair)) == "relaxation_unlinked"
+    got = _check(db_copy, "lab_first_value_in_admission", _same_params(pair))
+    if stated:
+        _trap(got, "unlinked", "linked_by_id", twin=True)
+        assert "4.2" in [a for a in got.noise.reference.audit if a.kind == "unlinked"][0].detail
+    else:
+        assert got == "relaxation_unlinked"
     assert isinstance(_check(db_copy, "lab_first_value_in_admission", _same_params(pair), relax=False), Pair)
 
 
-def test_unlinked_anchor_makes_clean_explicit(db_copy):
+def test_unlinked_anchor_clean(db_copy, stated):
     pair = _first_pair(db_copy, "lab_first_value_in_admission")
     p = pair.clean.params
     first = pair.clean.reference.answer
@@ -196,7 +248,9 @@ def test_unlinked_anchor_makes_clean_explicit(db_copy):
            f"{first.value + 1} AS value_numeric, '{first.unit}' AS value_unit FROM admissions WHERE admissionid = {p['admissionid']}")
     got = _check(db_copy, "lab_first_value_in_admission", _same_params(pair))
     assert isinstance(got, Pair)
-    assert f"linked to admission {p['admissionid']}" in got.clean.question
+    assert (f"linked to admission {p['admissionid']}" in got.clean.question) is not stated
+    if stated:
+        _trap(got, "unlinked", "linked_by_id", twin=False)
     assert got.clean.reference.answer == first  # the reference still computes the linked reading
 
 
@@ -226,11 +280,13 @@ def test_window_edge_makes_clean_explicit(db_copy):
 
 # --- comment-only values --------------------------------------------------------------------
 
-@pytest.mark.parametrize(("comment", "stated"), [("<20", True), ("TR.", True), ("NEG.", True), ("hemolysed, not reported", False)])
-def test_comment_only_value(db_copy, comment, stated):
+@pytest.mark.parametrize(("comment", "result"), [("<20", True), ("TR.", True), ("NEG.", True), ("hemolysed, not reported", False)])
+def test_comment_only_value(db_copy, comment, result, stated):
     """A twin whose last result is written only as text (a censored number, a qualitative grade) is
-    answerable for a reader unless the question says it asks for the numeric value field: the
-    sentence is added to both twins (``settles_twin``); text that is no result changes nothing."""
+    answerable for a reader unless the question's reading is stated: by the ``numeric_value``
+    convention of the shared instructions (no sentence; the text reading is the twin's near miss), or,
+    without it, by the sentence added to both twins (``settles_twin``); text that is no result changes
+    nothing."""
     # the last result of one item in an admission has no numeric value; its comment may hold one
     adm, pat, item = _rows(db_copy, """
         SELECT l.admissionid, l.patientid, l.itemid FROM lab_events l
@@ -247,14 +303,18 @@ def test_comment_only_value(db_copy, comment, stated):
     got = _check(db_copy, "lab_last_value_missing", pick)
     assert isinstance(got, Pair)
     sentence = "not a numeric value"
-    if stated:
+    outcomes = [a.outcome for a in got.noise.reference.audit if a.kind == "comment"]
+    if result and stated:
+        assert sentence not in got.noise.question and sentence not in got.clean.question
+        _trap(got, "comment", "numeric_value", twin=True)
+    elif result:
         assert sentence in got.noise.question and sentence in got.clean.question
-        assert [a.outcome for a in got.noise.reference.audit if a.kind == "comment"] == ["explicit"]
+        assert outcomes == ["explicit"]
         old = _check(db_copy, "lab_last_value_missing", pick, relax=False)
         assert isinstance(old, Pair) and sentence not in old.noise.question
     else:
         assert sentence not in got.noise.question
-        assert [a.outcome for a in got.noise.reference.audit if a.kind == "comment"] == ["same"]
+        assert outcomes == ["same"]
 
 
 # --- declaration and report -----------------------------------------------------------------
@@ -274,15 +334,18 @@ def test_relaxations_are_validated():
     assert kinds == {"name", "status", "source", "unlinked", "window", "comment", "absent"}
 
 
-def test_audit_counted_in_report(db_copy):
+def test_audit_counted_in_report(db_copy, stated):
     pair = _first_pair(db_copy, "med_first_administration_time")
     p = pair.noise.params
     _plant(db_copy, _emar_row(p["patientid"], p["admissionid"], p["medication"] + " (IV)", "Administered",
                               f"(SELECT admission_time + INTERVAL 3 HOUR FROM admissions WHERE admissionid = {p['admissionid']})", "plant-name"))
     tasks, report = make_tasks(db_copy, seed=0, programs=[_spec("med_first_administration_time")])
+    assert all(len(t.reference.audit) == 3 for t in tasks)
+    if stated:
+        assert report.rejections.get("relaxation_name", 0) == 0 and report.audit.get("name|convention", 0) >= 1
+        return
     assert report.rejections.get("relaxation_name", 0) >= 1
     assert report.audit.get("name|twin_answerable", 0) == report.rejections["relaxation_name"]
-    assert all(len(t.reference.audit) == 3 for t in tasks)
     assert p not in [t.params for t in tasks if t.condition == "noise"]
 
 

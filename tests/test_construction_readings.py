@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_construction_audit import _check, _first_pair, _plant, _rows, _same_params, db_copy  # noqa: F401 - shared fixture
+from test_construction_audit import _check, _first_pair, _plant, _rows, _same_params, _trap, db_copy, stated  # noqa: F401 - shared fixtures
 
 from verifier.construction.engine import Pair
 
@@ -56,7 +56,7 @@ def _stated(db: Path, name: str, pair: Pair, sentence: str, kind: str) -> Pair:
 
 # --- results drawn in the ED, without an admission id, in population counts ------------------
 
-def test_unlinked_ed_result_makes_population_clean_explicit(db_copy):
+def test_unlinked_ed_result_makes_population_clean_explicit(db_copy, stated):
     pair = _first_pair(db_copy, "lab_admissions_above_threshold")
     p = pair.clean.params
     [(adm, pat, _t)] = _admissions_without(db_copy, p["itemid"], p["threshold"], 1)
@@ -64,11 +64,16 @@ def test_unlinked_ed_result_makes_population_clean_explicit(db_copy):
            f"UPDATE admissions SET ed_registration_time = admission_time - INTERVAL 6 HOUR WHERE admissionid = {adm}",
            _lab_row(99100001, pat, "NULL", p["itemid"], f"(SELECT admission_time - INTERVAL 2 HOUR FROM admissions WHERE admissionid = {adm})",
                     f"'{p['threshold'] + 1}'", str(p["threshold"] + 1), "'x'"))
-    got = _stated(db_copy, "lab_admissions_above_threshold", pair, LINKED, "unlinked")
+    if stated:  # the linked_by_id convention of the shared instructions settles it (issue 33 point 1)
+        got = _check(db_copy, "lab_admissions_above_threshold", _same_params(pair))
+        _trap(got, "unlinked", "linked_by_id", twin=False)
+        assert LINKED not in got.clean.question
+    else:
+        got = _stated(db_copy, "lab_admissions_above_threshold", pair, LINKED, "unlinked")
     assert got.clean.reference.answer == pair.clean.reference.answer  # the reference still counts linked results
 
 
-def test_unlinked_ed_results_drop_population_twin(db_copy):
+def test_unlinked_ed_results_drop_population_twin(db_copy, stated):
     pair = _first_pair(db_copy, "lab_admissions_above_threshold")
     t = pair.noise.params
     plants = []
@@ -77,20 +82,29 @@ def test_unlinked_ed_results_drop_population_twin(db_copy):
                    _lab_row(99100010 + k, pat, "NULL", t["itemid"], f"(SELECT admission_time - INTERVAL 1 HOUR FROM admissions WHERE admissionid = {adm})",
                             f"'{t['threshold'] + 1}'", str(t["threshold"] + 1), "'x'")]
     _plant(db_copy, *plants)
-    assert _check(db_copy, "lab_admissions_above_threshold", _same_params(pair)) == "relaxation_unlinked"
+    got = _check(db_copy, "lab_admissions_above_threshold", _same_params(pair))
+    if stated:
+        _trap(got, "unlinked", "linked_by_id", twin=True)
+    else:
+        assert got == "relaxation_unlinked"
     assert isinstance(_check(db_copy, "lab_admissions_above_threshold", _same_params(pair), relax=False), Pair)
 
 
 # --- results recorded only as text ------------------------------------------------------------
 
-def test_censored_text_result_makes_clean_explicit(db_copy):
+def test_censored_text_result_makes_clean_explicit(db_copy, stated):
     pair = _first_pair(db_copy, "lab_admissions_above_threshold")
     p = pair.clean.params
     [(adm, pat, when)] = _admissions_without(db_copy, p["itemid"], p["threshold"], 1)
     # a censored result above the threshold: '>=' the bound, no numeric value
     _plant(db_copy, _lab_row(99100020, pat, str(adm), p["itemid"], f"TIMESTAMP '{when}' + INTERVAL 2 HOUR",
                              f"'>={p['threshold'] + 0.5}'", "NULL", "NULL"))
-    _stated(db_copy, "lab_admissions_above_threshold", pair, "numeric value field only", "comment")
+    if stated:
+        got = _check(db_copy, "lab_admissions_above_threshold", _same_params(pair))
+        _trap(got, "comment", "numeric_value", twin=False)
+        assert "numeric value field only" not in got.clean.question
+    else:
+        _stated(db_copy, "lab_admissions_above_threshold", pair, "numeric value field only", "comment")
 
 
 # --- an organism reported as POSITIVE on a test for it ----------------------------------------
@@ -110,12 +124,16 @@ def test_positive_test_for_the_organism_makes_clean_explicit(db_copy):
 
 # --- no output charted read as 0 mL -----------------------------------------------------------
 
-def test_absent_output_is_stated_not_zero(db_copy):
+def test_absent_output_is_stated_not_zero(db_copy, stated):
     pair = _first_pair(db_copy, "icu_fluid_balance_window")
     t = pair.noise.params
     # the twin's window has input but no output: a reader taking the missing output as 0 mL answers
     assert _rows(db_copy, f"""SELECT count(*) FROM output_events o JOIN icu_stays s USING (icuadmissionid)
         WHERE o.icuadmissionid = {t['icuadmissionid']} AND o.chart_time < s.in_time + INTERVAL {t['hours']} HOUR""")[0][0] == 0
+    if stated:  # the missing_not_zero convention says it once, in the instructions
+        assert "not 0 mL" not in pair.noise.question and "not 0 mL" not in pair.clean.question
+        _trap(pair, "absent", "missing_not_zero", twin=True)
+        return
     assert "not 0 mL" in pair.noise.question and "not 0 mL" in pair.clean.question
     assert [a.outcome for a in pair.noise.reference.audit if a.kind == "absent"] == ["explicit"]
     old = _check(db_copy, "icu_fluid_balance_window", _same_params(pair), relax=False)
@@ -181,7 +199,7 @@ def test_tied_most_frequent_location_is_not_an_answer(db_copy):
 
 # --- an ICU item named with a hyphenated suffix -----------------------------------------------------
 
-def test_hyphenated_icu_item_is_another_source(db_copy):
+def test_hyphenated_icu_item_is_another_source(db_copy, stated):
     pair = _first_pair(db_copy, "med_patients_administered_count")
     t = pair.noise.params
     _plant(db_copy,
@@ -189,7 +207,11 @@ def test_hyphenated_icu_item_is_another_source(db_copy):
            f"""INSERT INTO input_events BY NAME SELECT a.patientid, a.admissionid, 999002 AS itemid, a.admission_time + INTERVAL 5 HOUR AS start_time,
                a.admission_time + INTERVAL 6 HOUR AS end_time, 1.0 AS amount FROM admissions a WHERE a.admission_type = '{t['admission_type']}'
                QUALIFY row_number() OVER (PARTITION BY a.patientid ORDER BY a.admissionid) = 1 ORDER BY a.patientid LIMIT 5""")
-    assert _check(db_copy, "med_patients_administered_count", _same_params(pair)) == "relaxation_source"
+    got = _check(db_copy, "med_patients_administered_count", _same_params(pair))
+    if stated:  # the administered convention: ICU input events are not eMAR administrations
+        _trap(got, "source", "administered", twin=True)
+    else:
+        assert got == "relaxation_source"
     assert isinstance(_check(db_copy, "med_patients_administered_count", _same_params(pair), relax=False), Pair)
 
 

@@ -14,6 +14,11 @@ reader applying it would run it:
   both twins, so they still differ in one condition only), or, without one, the
   pair is rejected as ``relaxation_<kind>``.
 
+A relaxation that a reading convention of the shared instructions settles
+(``rules/conventions.toml``, ``verifier.conventions``; issue 33 point 1) is a trap, not
+an ambiguity: neither outcome above applies, the pair is kept without a sentence, and
+what the other reading answers is recorded (outcome ``convention``) as its near miss.
+
 Population programs also get the ``units`` relaxation without declaring it (issue 12
 point 2: the unit of counting for the five-unit rule): when the eligible units are
 admissions or ICU stays, a reader might count patients; a Clean question with five or
@@ -33,6 +38,7 @@ from typing import Any, Callable
 import duckdb
 
 from ..contract import AuditEntry
+from ..conventions import Convention, settling
 from .overlay import Overlay
 from .relax import relaxed_sql
 from .spec import ProgramSpec
@@ -66,6 +72,11 @@ class AuditResult:
 _UNIT_COUNT = re.compile(r"count\(\s*DISTINCT\s+((?:\w+\.)?)(admissionid|icuadmissionid)\s*\)", re.I)
 _UNIT_NOUN = {"admissionid": "admissions", "icuadmissionid": "ICU stays"}
 MIN_UNITS = 5
+
+
+def _show(answer: Any) -> str:
+    """A typed answer as reviewers read it in an audit entry (at most 200 characters)."""
+    return str(answer)[:200]
 
 
 def patient_units_sql(units_sql: str) -> tuple[str | None, str]:
@@ -113,6 +124,11 @@ class Auditor:
         where = self.spec.source
         names: Callable[[str, str], list[str]] = self._names
         for r in self.spec.relax:
+            conv = settling(r.kind, r.group, r.table if r.kind == "name" else None, self.spec.tables)
+            if conv is not None:
+                if not self._trap(res, r, conv, clean_ctx, twin_ctx, clean_sql, twin_sql, answer, names):
+                    return res
+                continue
             try:
                 tsql, tdetail = relaxed_sql(r, twin_ctx, twin_sql, names, where)
                 twin_answerable = tsql is not None and self._answer(tsql) is not None
@@ -143,6 +159,36 @@ class Auditor:
         if self.spec.scope == "population" and self.spec.units:
             self._units(res, clean_ctx, twin_ctx)
         return res
+
+    def _trap(self, res: AuditResult, r: Any, conv: Convention, clean_ctx: dict[str, Any], twin_ctx: dict[str, Any],
+              clean_sql: str, twin_sql: str, answer: Any, names: Callable[[str, str], list[str]]) -> bool:
+        """A relaxation a stated convention settles (``rules/conventions.toml``): a trap, not an ambiguity.
+
+        The other reading is run as for any relaxation, but neither a differing Clean answer nor an
+        answerable twin rejects the pair or adds a sentence: the shared instructions state the
+        reading. What the other reading answers is recorded (outcome ``convention``, detail
+        ``<convention id>: <answer>``): it is the near miss of an agent that ignores the convention.
+
+        Returns:
+            False when the relaxed SQL fails (the pair is rejected as ``relaxation_<kind>``).
+        """
+        where = self.spec.source
+        try:
+            csql, _ = relaxed_sql(r, clean_ctx, clean_sql, names, where)
+            tsql, _ = relaxed_sql(r, twin_ctx, twin_sql, names, where)
+            c_other = self._answer(csql) if csql is not None else answer
+            t_other = self._answer(tsql) if tsql is not None else None
+        except (duckdb.Error, ValueError, TypeError):
+            res.counts[f"{r.kind}|sql_failed"] += 1
+            res.reject = f"relaxation_{r.kind}"
+            return False
+        c_trap, t_trap = c_other != answer, t_other is not None
+        res.counts[f"{r.kind}|{'convention' if c_trap or t_trap else 'same'}"] += 1
+        res.entries.append(AuditEntry(kind=r.kind, outcome="convention" if c_trap else "same" if csql else "not_applicable",
+                                      detail=f"{conv.id}: {_show(c_other)}" if c_trap else ""))
+        res.twin_entries.append(AuditEntry(kind=r.kind, outcome="convention" if t_trap else "same" if tsql else "not_applicable",
+                                           detail=f"{conv.id}: {_show(t_other)}" if t_trap else ""))
+        return True
 
     def _units(self, res: AuditResult, clean_ctx: dict[str, Any], twin_ctx: dict[str, Any]) -> None:
         """The five-unit rule counted over patients instead of admissions / ICU stays."""

@@ -127,14 +127,17 @@ class AuditEntry(BaseModel):
         outcome: ``same`` (the reference gives the same answer, or the twin
             stays a gap, under the relaxation), ``explicit`` (the answer differs
             and the question now states the reading the reference computes),
-            ``not_applicable`` (nothing in the database for the relaxation to add).
+            ``not_applicable`` (nothing in the database for the relaxation to add),
+            ``convention`` (a reading convention of the shared instructions,
+            ``rules/conventions.toml``, settles the reading; the other reading's
+            answer, the near miss, is in ``detail``).
         detail: what the relaxation read differently (e.g. the name variants),
             for reviewers.
     """
 
     model_config = _STRICT
     kind: str
-    outcome: Literal["same", "explicit", "not_applicable"]
+    outcome: Literal["same", "explicit", "not_applicable", "convention"]
     detail: str = ""
 
 

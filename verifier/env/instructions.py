@@ -7,7 +7,9 @@ prompt-only baseline (an agent appends it; the environment never does).
 
 from __future__ import annotations
 
-SHARED_INSTRUCTIONS = """\
+from ..conventions import conventions_section
+
+_HOW_TO = """\
 You are answering a clinical question from a hospital's electronic health records.
 
 How to work:
@@ -33,6 +35,9 @@ How to answer (your final message, with no tool call):
   them, in the answer or in the reasoning; answer <answer>NULL</answer> and say that fewer than five
   units are eligible.
 """
+
+#: The instructions: how to work and answer, then the reading conventions (``rules/conventions.toml``).
+SHARED_INSTRUCTIONS = f"{_HOW_TO}\n{conventions_section()}"
 
 #: Appended by agents run as the prompt-only baseline.
 EVIDENCE_CHECK_INSTRUCTION = """\
