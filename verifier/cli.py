@@ -208,14 +208,16 @@ def make_tasks_cmd(
     out: Path = typer.Option(..., "--out", help="JSONL file to write, one Task per line."),
     seed: int = typer.Option(0, "--seed", help="Seed of candidate order, phrasings and splits."),
     pairs: Optional[int] = typer.Option(None, "--pairs", help="At most this many Clean-Noise pairs (default: all programs' quotas)."),
-    rewrite_url: Optional[str] = typer.Option(None, "--rewrite-url", help="Optional: OpenAI-compatible endpoint to reword questions (off by default)."),
+    rewrite_url: Optional[str] = typer.Option(None, "--rewrite-url", help="Optional: OpenAI-compatible endpoint to reword the programs' question templates (off by default; every pair is verified after)."),
     rewrite_model: str = typer.Option("rewriter", "--rewrite-model", help="Model name for --rewrite-url."),
+    rewrite_cache: Optional[Path] = typer.Option(None, "--rewrite-cache", help="JSON cache of rewrites (default: <out>.rewrites.json)."),
 ) -> None:
     """Build verified Clean-Noise task pairs from the database and write them as JSONL."""
     from .construction import make_tasks, print_summary, write_tasks
     from .construction.rewrite import RewriteConfig
 
-    rewrite = RewriteConfig(base_url=rewrite_url, model=rewrite_model) if rewrite_url else None
+    cache = str(rewrite_cache or out.with_name(out.name + ".rewrites.json"))
+    rewrite = RewriteConfig(base_url=rewrite_url, model=rewrite_model, cache_path=cache) if rewrite_url else None
     with _cli_errors():
         _require_db(db)
         require_out_file(out)  # before minutes of construction

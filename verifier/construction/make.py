@@ -22,7 +22,7 @@ from ..database import database_fingerprint
 from .engine import Pair, ProgramRunner
 from .overlay import Overlay
 from .report import ConstructionReport, merge_counts
-from .rewrite import RewriteConfig, rewrite_questions
+from .rewrite import RewriteConfig, rewrite_programs
 from .spec import ProgramSpec, load_programs
 from .splits import assign_splits, patient_rule, split_patients
 
@@ -68,8 +68,9 @@ def make_tasks(
         pairs: at most this many pairs (default: every program's ``max_pairs``).
         progress: show a rich progress bar over programs (on stderr).
         programs: programs to run (default: all of ``programs/*.toml``).
-        rewrite: optional LLM rewriting of the question text (off by default;
-            see ``rewrite.py``: a rewrite that loses an anchor is discarded).
+        rewrite: optional LLM rewording of the programs' question templates before
+            construction (off by default; ``rewrite.py``: an unfaithful rewrite is discarded,
+            and every pair built from a rewritten template is verified as any other).
 
     Returns:
         (tasks sorted by split, program, pair_id, clean before noise; the report). Every task
@@ -85,6 +86,8 @@ def make_tasks(
     t0 = time.perf_counter()
     specs = list(programs) if programs is not None else list(load_programs())
     report = ConstructionReport(db_path=str(db_path), seed=seed, programs=len(specs))
+    if rewrite is not None:
+        specs, report.rewrites = rewrite_programs(specs, rewrite)
     ov = Overlay(db_path)
     try:
         try:
@@ -118,8 +121,6 @@ def make_tasks(
     report.dropped_for_balance = dropped
     fingerprint = database_fingerprint(db_path)
     tasks = [t.model_copy(update={"db_fingerprint": fingerprint}) for p in kept for t in (p.clean, p.noise)]
-    if rewrite is not None:
-        report.rewrites = rewrite_questions(tasks, rewrite)
     tasks.sort(key=lambda t: (t.split, t.program, t.pair_id, t.condition))
     report.fill_counts(tasks)
     report.rejections = dict(sorted(report.rejections.items()))
