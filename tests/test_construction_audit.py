@@ -27,7 +27,7 @@ from verifier.construction.engine import Pair, ProgramRunner, Rejected
 from verifier.construction.overlay import Overlay
 from verifier.construction.relax import name_variants, parse_relax
 from verifier.contract import RulesError
-from verifier.conventions import conventions
+from verifier.database.conventions import conventions
 from verifier.env.instructions import SHARED_INSTRUCTIONS
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from verifier.construction import load_programs
 from verifier.contract import RulesError
-from verifier.conventions import conventions, settling
+from verifier.database.conventions import conventions, settling
 from verifier.env import EHREnv
 from verifier.env.instructions import SHARED_INSTRUCTIONS
 
@@ -50,7 +50,7 @@ def test_which_readings_a_convention_settles(kind, group, name_table, tables, wa
 
 
 def test_a_bad_selector_is_a_typed_error(monkeypatch):
-    import verifier.conventions as mod
+    import verifier.database.conventions as mod
 
     monkeypatch.setattr(mod, "load_toml", lambda _n: {"convention": [{"id": "x", "text": "t", "reason": "r", "covers": [{"knd": "name"}]}]})
     mod.conventions.cache_clear()

@@ -15,7 +15,7 @@ reader applying it would run it:
   pair is rejected as ``relaxation_<kind>``.
 
 A relaxation that a reading convention of the shared instructions settles
-(``rules/conventions.toml``, ``verifier.conventions``; issue 33 point 1) is a trap, not
+(``rules/conventions.toml``, ``verifier.database.conventions``; issue 33 point 1) is a trap, not
 an ambiguity: neither outcome above applies, the pair is kept without a sentence, and
 what the other reading answers is recorded (outcome ``convention``) as its near miss.
 
@@ -38,7 +38,7 @@ from typing import Any, Callable
 import duckdb
 
 from ..contract import AuditEntry
-from ..conventions import Convention, settling
+from ..database.conventions import Convention, settling
 from .overlay import Overlay
 from .relax import relaxed_sql
 from .spec import ProgramSpec

@@ -7,7 +7,7 @@ prompt-only baseline (an agent appends it; the environment never does).
 
 from __future__ import annotations
 
-from ..conventions import conventions_section
+from ..database.conventions import conventions_section
 
 _HOW_TO = """\
 You are answering a clinical question from a hospital's electronic health records.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
 
-from .contract import RulesError, load_toml
+from ..contract import RulesError, load_toml
 
 _SELECTOR_KEYS = ("kind", "group", "name_table", "reference_table")
 
