@@ -282,7 +282,7 @@ def match_number(text: str, ref: NumberAnswer, policy: AnswerPolicy) -> MatchRes
                       submitted=text[:200])
         if bad is not None:
             return bad
-        nums = cands or nums
+        nums = _restatements_dropped(masked, cands, policy) or nums
     proportion = 0.0 <= ref.value <= 1.0
     results = []
     for tok in nums:
@@ -391,6 +391,21 @@ def _without_restatements(cands: list, policy: AnswerPolicy) -> list:
         if not any(_restates(prev, tok, policy) for prev in out):
             out.append(tok)
     return out
+
+
+def _restatements_dropped(masked: str, cands: list, policy: AnswerPolicy) -> list:
+    """``cands`` (number tokens of ``masked``) without those that restate an earlier candidate's
+    quantity in another unit (blind corpus c32: "PEEP 5 cmH2O (= about 3.7 mmHg)" for a unitless
+    reference is one value). The rule is ``_without_restatements``'s: the earlier quantity converted
+    to the later one's unit must round to the later value at its own precision, so a restatement
+    with a different value ("5 cmH2O (= 5.9 mmHg)") stays a second candidate."""
+    if len(cands) < 2:
+        return cands
+    at = {q.start: q for q in _quantities_cached(masked)}
+    quants = [at.get(t.start) for t in cands]
+    kept = _without_restatements([q for q in quants if q is not None], policy)
+    dropped = {q.start for q in quants if q is not None} - {q.start for q in kept}
+    return [t for t in cands if t.start not in dropped]
 
 
 def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> MatchResult:
