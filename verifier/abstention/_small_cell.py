@@ -22,7 +22,8 @@ question itself states), with number words read as digits
       "three eligible admissions"), or preceded by a count word in the same
       clause ("n = 3", "the count is 3", "only 3");
     * an aggregate: any number in the same clause after an aggregate word
-      ("mean potassium 4.2", "the average was 3.9") or any percentage.
+      ("mean potassium 4.2", "the average was 3.9"; a table cell's border ``|`` ends the clause) or
+      any percentage.
 The rules' words are data in ``rules/noise.toml`` ``[small_cell]``.
 """
 
@@ -79,7 +80,8 @@ def rules() -> SmallCellRules:
         threshold=int(sc["threshold"]),
         count_after=re.compile(rf"(?<![\w.]){num}(?![\w.]\d)\s+(?:[a-z-]+\s+){{0,2}}?{initials(sc['unit_nouns'])}(?:{_alt(sc['unit_nouns'])})\b", re.I),
         count_before=re.compile(rf"{initials(sc['count_words'])}\b(?:{_alt(sc['count_words'])})\b[^.;\n\d]{{0,{win}}}?(?<![\w.]){num}(?![\w]|\.\d)", re.I),
-        aggregate=re.compile(rf"{initials(sc['aggregate_words'])}\b(?:{_alt(sc['aggregate_words'])})\b[^.;\n\d]{{0,{win}}}?(?<![\w.]){num}", re.I),
+        # a table cell's border ends the clause: "| NBP mean | mmHg | 1902 |" states no mean of 1902 (c32)
+        aggregate=re.compile(rf"{initials(sc['aggregate_words'])}\b(?:{_alt(sc['aggregate_words'])})\b[^.;|\n\d]{{0,{win}}}?(?<![\w.]){num}", re.I),
         percent=re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:%|percent\b)", re.I),
         bounded=re.compile(rf"{initials(sc['bound_prefixes'])}(?:{_alt(sc['bound_prefixes'])})\s*(?:than\s+)?\d+(?:\.\d+)?", re.I),
         strength=strength,
