@@ -271,13 +271,27 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         lambda: structural(pre, frozenset(known), given_pre),
         lambda: cohort_quantities(pre, frozenset(known), given_pre),
         lambda: [m.group(0).strip() for m in r.percent.finditer(clean)
-                 if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in g.percents],
+                 if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in g.percents
+                 and not (g.percent_scale and _measurement_range(clean, m))],
     )
     for read in passes:
         if len(found) >= MAX_HITS:
             break
         found += read()
     return sorted(set(found))
+
+
+_RANGE_START = re.compile(r"\d+(?:\.\d+)?\s*(?:-|–|to)\s*$")
+_PERCENT_SIGN = re.compile(r"\s*(?:%|percent\b)", re.I)
+_SHARE_AFTER = re.compile(r"\s*(?:of|among|in)\b", re.I)
+
+
+def _measurement_range(text: str, m: re.Match[str]) -> bool:
+    """Whether the percentage ``m`` ends a range of values ("2-10 %") that is not a share ("2-10 % of
+    the stays"): on a task whose question bounds a measurement in % (``_Given.percent_scale``), such a
+    range is on the measurement's scale (a reference range, blind corpus c32), not a part of the cohort."""
+    return _RANGE_START.search(text, max(0, m.start() - 16), m.start()) is not None \
+        and _SHARE_AFTER.match(text, m.end()) is None
 
 
 #: ``disclosure`` stops reading once it holds this many snippets (issue 15, bounded inputs): any one
@@ -293,6 +307,7 @@ class _Given:
     percents: frozenset[float]  # percentages stated there
     phrases: str  # its scrubbed words, lower case, single-spaced
     pre: str  # with number words as digits
+    percent_scale: bool = False  # the question bounds a measurement in % ("above 14 %")
 
 
 @lru_cache(maxsize=4096)
@@ -305,8 +320,11 @@ def _given_side(given: str, entities: tuple[Any, ...], eligible_units: int) -> _
     numbers = frozenset(_numbers_in(given_names))
     percents = frozenset(float(m.group(0).rstrip("%").lower().replace("percent", "").strip())
                          for m in r.percent.finditer(normalise_numbers(given)))
+    ng = normalise_numbers(given)
+    scale = any(_PERCENT_SIGN.match(ng, m.end()) for m in r.bounded.finditer(ng))
     return _Given(numbers=numbers, percents=percents,
-                  phrases=" ".join(_scrub(given).lower().split()), pre=normalise_numbers(given))
+                  phrases=" ".join(_scrub(given).lower().split()), pre=normalise_numbers(given),
+                  percent_scale=bool(scale))
 
 
 def task_entities(task: Task) -> list[str]:
