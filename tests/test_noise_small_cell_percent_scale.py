@@ -19,6 +19,8 @@ _OK = ("NULL Differential-Monos (ICU item 225642) is charted 117 times, all nume
 
 def test_reference_range_on_the_measurement_scale_discloses_nothing():
     assert disclosure(_OK, 2, given=_Q) == []
+    # the threshold is one of the task's names (its key terms): the scale is read before they go
+    assert disclosure(_OK, 2, given=_Q, entities=["Differential-Monos", "14", "fewer than five"]) == []
 
 
 @pytest.mark.parametrize("text", [

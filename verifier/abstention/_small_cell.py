@@ -315,13 +315,14 @@ def _given_side(given: str, entities: tuple[Any, ...], eligible_units: int) -> _
     """``disclosure``'s reading of ``given`` (a task's question: the same for every response to
     the task, so read once per task and count)."""
     r = rules()
+    # the scale is read before the task's names are removed: a threshold is often one of them ("14")
+    ng = normalise_numbers(normalise_notation(given))
+    scale = any(_PERCENT_SIGN.match(ng, m.end()) for m in r.bounded.finditer(ng))
     given = _remove_entities(normalise_notation(given), entities, eligible_units)
     given_names = r.strength.sub(" ", given) if r.strength is not None else given
     numbers = frozenset(_numbers_in(given_names))
     percents = frozenset(float(m.group(0).rstrip("%").lower().replace("percent", "").strip())
                          for m in r.percent.finditer(normalise_numbers(given)))
-    ng = normalise_numbers(given)
-    scale = any(_PERCENT_SIGN.match(ng, m.end()) for m in r.bounded.finditer(ng))
     return _Given(numbers=numbers, percents=percents,
                   phrases=" ".join(_scrub(given).lower().split()), pre=normalise_numbers(given),
                   percent_scale=bool(scale))
