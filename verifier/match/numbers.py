@@ -232,8 +232,32 @@ _PLAIN_INT = re.compile(r"\s*(?:\d{1,3}(?:,\d{3})+|\d+)\s*")
 _MAX_COUNT = 10**15  # counts beyond this (e.g. 10^999999) are not counts of anything in a database
 
 
-def match_count(text: str, ref: CountAnswer) -> MatchResult:
-    """Compare a count exactly; the Answer must hold one whole number (see module docstring)."""
+_NAMED_NUMBER = re.compile(r"([A-Za-z][\w-]*)[ \t]+(\d+)[ \t]+([A-Za-z][\w-]*)")
+
+
+def question_names(text: str, question: str) -> str:
+    """``text`` with the numbers that stand inside a name the question gives blanked (same length):
+    the word before and the word after the number are the question's own, around the same number
+    ("type 2 diabetes" for a question naming "Type 2 diabetes mellitus", blind corpus c32). A number
+    so named is part of the name, not a candidate; any other number is untouched."""
+    if not question or not any(c.isdigit() for c in question):
+        return text
+    named = {(a.casefold(), n, b.casefold()) for a, n, b in _NAMED_NUMBER.findall(question)}
+    if not named:
+        return text
+    out = list(text)
+    for m in re.finditer(r"(?=([A-Za-z][\w-]*)[ \t]+(\d+)[ \t]+([A-Za-z][\w-]*))", text):
+        if (m[1].casefold(), m[2], m[3].casefold()) in named:
+            start = text.index(m[2], m.start() + len(m[1]))
+            out[start:start + len(m[2])] = " " * len(m[2])
+    return "".join(out)
+
+
+def match_count(text: str, ref: CountAnswer, question: str = "") -> MatchResult:
+    """Compare a count exactly; the Answer must hold one whole number (see module docstring).
+    ``question``: the task's question; numbers inside the names it gives are no candidates
+    (``question_names``)."""
+    text = question_names(text, question)
     got = extract_count(text)
     if got is None:
         return failure(ReasonCode.WRONG_TYPE, expected="count", reference=ref.value, submitted=text[:200],
