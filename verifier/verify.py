@@ -149,10 +149,12 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
         return _verify_several(task, traj, parsed, pd)
     ref = task.reference
     columns = reference_columns(ref.sql) if ref.sql else ()
-    res = match_answer(parsed.answer_text, ref.answer, ref.answer_policy, parsed.answer_json, columns)
+    res = match_answer(parsed.answer_text, ref.answer, ref.answer_policy, parsed.answer_json, columns,
+                       task.question)
     if not res.ok and ref.alternatives:  # rows tied at the reference query's LIMIT are just as correct
         for i, alt in enumerate(ref.alternatives, start=1):
-            got = match_answer(parsed.answer_text, alt, ref.answer_policy, parsed.answer_json, columns)
+            got = match_answer(parsed.answer_text, alt, ref.answer_policy, parsed.answer_json, columns,
+                               task.question)
             if got.ok:
                 return _verdict(task, traj, False, [], {"parse": pd, "match": {**got.details, "tied_alternative": i}})
     return _verdict(task, traj, False, list(res.reasons), {"parse": pd, "match": res.details})

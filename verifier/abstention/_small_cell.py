@@ -22,7 +22,8 @@ question itself states), with number words read as digits
       "three eligible admissions"), or preceded by a count word in the same
       clause ("n = 3", "the count is 3", "only 3");
     * an aggregate: any number in the same clause after an aggregate word
-      ("mean potassium 4.2", "the average was 3.9") or any percentage.
+      ("mean potassium 4.2", "the average was 3.9"; a table cell's border ``|`` ends the clause) or
+      any percentage.
 The rules' words are data in ``rules/noise.toml`` ``[small_cell]``.
 """
 
@@ -79,7 +80,8 @@ def rules() -> SmallCellRules:
         threshold=int(sc["threshold"]),
         count_after=re.compile(rf"(?<![\w.]){num}(?![\w.]\d)\s+(?:[a-z-]+\s+){{0,2}}?{initials(sc['unit_nouns'])}(?:{_alt(sc['unit_nouns'])})\b", re.I),
         count_before=re.compile(rf"{initials(sc['count_words'])}\b(?:{_alt(sc['count_words'])})\b[^.;\n\d]{{0,{win}}}?(?<![\w.]){num}(?![\w]|\.\d)", re.I),
-        aggregate=re.compile(rf"{initials(sc['aggregate_words'])}\b(?:{_alt(sc['aggregate_words'])})\b[^.;\n\d]{{0,{win}}}?(?<![\w.]){num}", re.I),
+        # a table cell's border ends the clause: "| NBP mean | mmHg | 1902 |" states no mean of 1902 (c32)
+        aggregate=re.compile(rf"{initials(sc['aggregate_words'])}\b(?:{_alt(sc['aggregate_words'])})\b[^.;|\n\d]{{0,{win}}}?(?<![\w.]){num}", re.I),
         percent=re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:%|percent\b)", re.I),
         bounded=re.compile(rf"{initials(sc['bound_prefixes'])}(?:{_alt(sc['bound_prefixes'])})\s*(?:than\s+)?\d+(?:\.\d+)?", re.I),
         strength=strength,
@@ -269,13 +271,27 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         lambda: structural(pre, frozenset(known), given_pre),
         lambda: cohort_quantities(pre, frozenset(known), given_pre),
         lambda: [m.group(0).strip() for m in r.percent.finditer(clean)
-                 if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in g.percents],
+                 if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in g.percents
+                 and not (g.percent_scale and _measurement_range(clean, m))],
     )
     for read in passes:
         if len(found) >= MAX_HITS:
             break
         found += read()
     return sorted(set(found))
+
+
+_RANGE_START = re.compile(r"\d+(?:\.\d+)?\s*(?:-|–|to)\s*$")
+_PERCENT_SIGN = re.compile(r"\s*(?:%|percent\b)", re.I)
+_SHARE_AFTER = re.compile(r"\s*(?:of|among|in)\b", re.I)
+
+
+def _measurement_range(text: str, m: re.Match[str]) -> bool:
+    """Whether the percentage ``m`` ends a range of values ("2-10 %") that is not a share ("2-10 % of
+    the stays"): on a task whose question bounds a measurement in % (``_Given.percent_scale``), such a
+    range is on the measurement's scale (a reference range, blind corpus c32), not a part of the cohort."""
+    return _RANGE_START.search(text, max(0, m.start() - 16), m.start()) is not None \
+        and _SHARE_AFTER.match(text, m.end()) is None
 
 
 #: ``disclosure`` stops reading once it holds this many snippets (issue 15, bounded inputs): any one
@@ -291,6 +307,7 @@ class _Given:
     percents: frozenset[float]  # percentages stated there
     phrases: str  # its scrubbed words, lower case, single-spaced
     pre: str  # with number words as digits
+    percent_scale: bool = False  # the question bounds a measurement in % ("above 14 %")
 
 
 @lru_cache(maxsize=4096)
@@ -298,13 +315,17 @@ def _given_side(given: str, entities: tuple[Any, ...], eligible_units: int) -> _
     """``disclosure``'s reading of ``given`` (a task's question: the same for every response to
     the task, so read once per task and count)."""
     r = rules()
+    # the scale is read before the task's names are removed: a threshold is often one of them ("14")
+    ng = normalise_numbers(normalise_notation(given))
+    scale = any(_PERCENT_SIGN.match(ng, m.end()) for m in r.bounded.finditer(ng))
     given = _remove_entities(normalise_notation(given), entities, eligible_units)
     given_names = r.strength.sub(" ", given) if r.strength is not None else given
     numbers = frozenset(_numbers_in(given_names))
     percents = frozenset(float(m.group(0).rstrip("%").lower().replace("percent", "").strip())
                          for m in r.percent.finditer(normalise_numbers(given)))
     return _Given(numbers=numbers, percents=percents,
-                  phrases=" ".join(_scrub(given).lower().split()), pre=normalise_numbers(given))
+                  phrases=" ".join(_scrub(given).lower().split()), pre=normalise_numbers(given),
+                  percent_scale=bool(scale))
 
 
 def task_entities(task: Task) -> list[str]:

@@ -125,8 +125,10 @@ _IDS = re.compile(r"\d{4,}(?:\s*(?:,|;|and|&|/|or)\s*\d{4,})*")
 _NUMS = re.compile(r"\d+(?:\.\d+)?(?:\s*(?:,|;|and|&|/)\s*\d+(?:\.\d+)?)*")
 _BULLET = re.compile(r"[ \t]*(?:[-*•+]|\d+[.)])[ \t]+[^\n]*")
 #: A table cell that is a count: at most five digits (MIMIC-IV identifiers of patients, admissions and
-#: stays have eight, so a column of them lists units), or the five-unit rule's bound (``fewer than five``).
-_COUNT_CELL = re.compile(r"(?i)\d{1,5}|\d{1,2},\d{3}|(?:fewer|less)\s+than\s+(?:five|5)|<\s*5")
+#: stays have eight, so a column of them lists units), or the five-unit rule's bound (``fewer than five``);
+#: a count may carry a parenthetical note ("45 (22 patients)", blind corpus c32): the cell still counts a group.
+_COUNT_CELL = re.compile(r"(?i)(?:(?P<n>\d{1,5}|\d{1,2},\d{3})|(?:fewer|less)\s+than\s+(?:five|5)|<\s*5)"
+                         r"(?:\s*\([^()|]*\))?")
 _TABLE_SEP = re.compile(r"\s*\|?\s*:?-{2,}")
 
 
@@ -351,7 +353,7 @@ class _Reader:
                     # a column of counts headed by the unit noun: its rows are groups (a unit of
                     # measure, a code), each cell a count of units, judged as one
                     for v in column:
-                        n = v.replace(",", "")
+                        n = (_COUNT_CELL.fullmatch(v).group("n") or "").replace(",", "")
                         if n.isdigit() and 1 <= int(n) < self.r.threshold:
                             self._say(f"{c}: {v}")
                 else:

@@ -260,10 +260,21 @@ def _null_beside(text: str) -> str | None:
     return None
 
 
+#: Words naming an entity whose identifier is a whole number: after them, a number with a fractional
+#: part is a value ("in the stay: 13.2 sec", blind corpus c32), not an identifier. Codes (ICD, DRG, NDC,
+#: item, version...) keep their dots ("ICD 54.91").
+_ENTITY_ID = re.compile(r"(?i)\b(?:patient|subject|admission|hadm|stay|icustay|icu\s+stay|mrn|order|emar|seq)\b"
+                        r"[\s_]*(?:id\b)?[\s:#=._]*(?:(?:is|was)\s+)?$")
+_FRACTION = re.compile(r"\d+\.\d")
+
+
 def is_context_number(text: str, start: int) -> bool:
-    """True when the number starting at ``start`` is an identifier or a step citation."""
-    if _ID_BEFORE.search(text, max(0, start - 24), start) is not None:
-        return True
+    """True when the number starting at ``start`` is an identifier or a step citation; a number with
+    a fractional part after an entity word (``_ENTITY_ID``: patient, admission, stay...) is a value,
+    since those identifiers are whole numbers."""
+    m = _ID_BEFORE.search(text, max(0, start - 24), start)
+    if m is not None:
+        return not (_FRACTION.match(text, start) and _ENTITY_ID.search(text, m.start(), start))
     return _YEAR.match(text, start) is not None and _YEAR_BEFORE.search(text, max(0, start - 12), start) is not None
 
 

@@ -30,7 +30,7 @@ from .text import match_boolean, match_text
 _DISPATCH = {
     QuantityAnswer: lambda t, r, p, j: match_quantity(t, r, p),
     NumberAnswer: lambda t, r, p, j: match_number(t, r, p),
-    CountAnswer: lambda t, r, p, j: match_count(t, r),
+    CountAnswer: lambda t, r, p, j, q="": match_count(t, r, q),
     DatetimeAnswer: lambda t, r, p, j: match_datetime(t, r),
     TextAnswer: lambda t, r, p, j: match_text(t, r, p.text_threshold),
     BooleanAnswer: lambda t, r, p, j: match_boolean(t, r),
@@ -40,7 +40,7 @@ _DISPATCH = {
 
 
 def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_json: Any = None,
-                 columns: tuple[str, ...] = ()) -> MatchResult:
+                 columns: tuple[str, ...] = (), question: str = "") -> MatchResult:
     """Compare a submitted Answer with a reference answer under ``policy``.
 
     Args:
@@ -50,6 +50,8 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
         answer_json: the decoded JSON answer when the response was JSON.
         columns: the reference query's output column names (``verifier.match.lead.reference_columns``),
             which name the answer's field in a JSON object or a ``field: value`` line.
+        question: the task's question: a number of a count Answer inside a name it gives ("type 2
+            diabetes") is no candidate (``verifier.match.numbers.question_names``).
 
     Returns:
         A :class:`MatchResult` with reason codes and details. A nested JSON
@@ -74,4 +76,6 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
     fn = _DISPATCH.get(type(reference))
     if fn is None:
         return match_scalar(answer_text, reference, policy)  # reports the unsupported type
+    if type(reference) is CountAnswer:
+        return fn(answer_text, reference, policy, answer_json, question)
     return fn(answer_text, reference, policy, answer_json)

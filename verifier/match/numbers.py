@@ -232,8 +232,32 @@ _PLAIN_INT = re.compile(r"\s*(?:\d{1,3}(?:,\d{3})+|\d+)\s*")
 _MAX_COUNT = 10**15  # counts beyond this (e.g. 10^999999) are not counts of anything in a database
 
 
-def match_count(text: str, ref: CountAnswer) -> MatchResult:
-    """Compare a count exactly; the Answer must hold one whole number (see module docstring)."""
+_NAMED_NUMBER = re.compile(r"([A-Za-z][\w-]*)[ \t]+(\d+)[ \t]+([A-Za-z][\w-]*)")
+
+
+def question_names(text: str, question: str) -> str:
+    """``text`` with the numbers that stand inside a name the question gives blanked (same length):
+    the word before and the word after the number are the question's own, around the same number
+    ("type 2 diabetes" for a question naming "Type 2 diabetes mellitus", blind corpus c32). A number
+    so named is part of the name, not a candidate; any other number is untouched."""
+    if not question or not any(c.isdigit() for c in question):
+        return text
+    named = {(a.casefold(), n, b.casefold()) for a, n, b in _NAMED_NUMBER.findall(question)}
+    if not named:
+        return text
+    out = list(text)
+    for m in re.finditer(r"(?=([A-Za-z][\w-]*)[ \t]+(\d+)[ \t]+([A-Za-z][\w-]*))", text):
+        if (m[1].casefold(), m[2], m[3].casefold()) in named:
+            start = text.index(m[2], m.start() + len(m[1]))
+            out[start:start + len(m[2])] = " " * len(m[2])
+    return "".join(out)
+
+
+def match_count(text: str, ref: CountAnswer, question: str = "") -> MatchResult:
+    """Compare a count exactly; the Answer must hold one whole number (see module docstring).
+    ``question``: the task's question; numbers inside the names it gives are no candidates
+    (``question_names``)."""
+    text = question_names(text, question)
     got = extract_count(text)
     if got is None:
         return failure(ReasonCode.WRONG_TYPE, expected="count", reference=ref.value, submitted=text[:200],
@@ -282,7 +306,7 @@ def match_number(text: str, ref: NumberAnswer, policy: AnswerPolicy) -> MatchRes
                       submitted=text[:200])
         if bad is not None:
             return bad
-        nums = cands or nums
+        nums = _restatements_dropped(masked, cands, policy) or nums
     proportion = 0.0 <= ref.value <= 1.0
     results = []
     for tok in nums:
@@ -391,6 +415,21 @@ def _without_restatements(cands: list, policy: AnswerPolicy) -> list:
         if not any(_restates(prev, tok, policy) for prev in out):
             out.append(tok)
     return out
+
+
+def _restatements_dropped(masked: str, cands: list, policy: AnswerPolicy) -> list:
+    """``cands`` (number tokens of ``masked``) without those that restate an earlier candidate's
+    quantity in another unit (blind corpus c32: "PEEP 5 cmH2O (= about 3.7 mmHg)" for a unitless
+    reference is one value). The rule is ``_without_restatements``'s: the earlier quantity converted
+    to the later one's unit must round to the later value at its own precision, so a restatement
+    with a different value ("5 cmH2O (= 5.9 mmHg)") stays a second candidate."""
+    if len(cands) < 2:
+        return cands
+    at = {q.start: q for q in _quantities_cached(masked)}
+    quants = [at.get(t.start) for t in cands]
+    kept = _without_restatements([q for q in quants if q is not None], policy)
+    dropped = {q.start for q in quants if q is not None} - {q.start for q in kept}
+    return [t for t in cands if t.start not in dropped]
 
 
 def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> MatchResult:
