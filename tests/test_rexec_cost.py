@@ -7,6 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from verifier.abstention._citation import max_cited_steps
+from verifier.abstention._evaluate import _analyse
+from verifier.abstention._noise import evidence_budget_s
+from verifier.abstention._proportion import proportional_budget_s, table_rows
 from verifier.contract import Step, Trajectory, VerifyConfig
 from verifier.sql import render_result, run_query, thread_connection
 from verifier.verify import verify
@@ -32,26 +39,57 @@ def _noise_task(tasks: list):
 
 
 def test_uncited_evidence_is_checked_within_its_small_budget(synth_db: Path, synth_tasks: list) -> None:
-    """Many slow uncited queries: the budget is ``uncited_evidence_budget_s`` (on main: the whole budget), the
+    """Many slow uncited queries: the budget is at most ``uncited_evidence_budget_s`` (on main: the whole budget), the
     verdict fails as before, and the queries past it are over budget, not run."""
     task = _noise_task(synth_tasks)
     cfg = VerifyConfig(db_path=str(synth_db), query_time_limit_s=2.0, evidence_time_budget_s=20.0)
     assert cfg.uncited_evidence_budget_s == 1.0
     v = verify(_traj(task, synth_db, 12, "the first query"), task, cfg)
     budget = v.details["evidence"]["budget"]
-    assert budget["time_budget_s"] == 1.0
+    rows = table_rows(synth_db, _analyse(task.reference.sql, "duckdb")[1])
+    assert budget["time_budget_s"] == min(1.0, proportional_budget_s(rows, cfg))
     assert not v.success
     statuses = [q["status"] for q in v.details["evidence"]["queries"]]
     assert "over_budget" in statuses and "EVIDENCE_BUDGET_EXCEEDED" in [getattr(r, "value", str(r)) for r in v.reasons]
 
 
-def test_cited_evidence_keeps_the_whole_budget(synth_db: Path, synth_tasks: list) -> None:
-    """An honest response that cites its step: the whole budget, and it passes as before."""
+def test_cited_honest_evidence_fits_its_proportional_budget(synth_db: Path, synth_tasks: list) -> None:
+    """An honest response that cites its step: the proportional budget (floor + rate x the rows its
+    reference reads; on main: the whole 20 s), not exhausted, and it passes as before."""
     task = _noise_task(synth_tasks)
     cfg = VerifyConfig(db_path=str(synth_db), query_time_limit_s=1.0, evidence_time_budget_s=20.0)
     v = verify(_traj(task, synth_db, 0, "[step 1]"), task, cfg)
-    assert v.details["evidence"]["budget"]["time_budget_s"] == 20.0
+    expected = proportional_budget_s(table_rows(synth_db, _analyse(task.reference.sql, "duckdb")[1]), cfg)
+    assert v.details["evidence"]["budget"]["time_budget_s"] == expected < 20.0
     assert v.details["evidence"]["budget"]["exhausted"] is False
+    assert v.success
+
+
+def test_cited_slow_evidence_is_cut_at_the_proportional_budget(synth_db: Path, synth_tasks: list) -> None:
+    """The worst legal shape: the most steps a response may cite, each a slow legal query, all cited
+    (on main: the whole 20 s budget, every query run). Now the budget is the task's proportional one,
+    the queries past it are over budget (not run) and the verdict says EVIDENCE_BUDGET_EXCEEDED."""
+    task = _noise_task(synth_tasks)
+    cfg = VerifyConfig(db_path=str(synth_db), query_time_limit_s=2.0, evidence_time_budget_s=20.0)
+    n = max_cited_steps()
+    cite = ", ".join(f"[step {2 + i}]" for i in range(n))
+    v = verify(_traj(task, synth_db, n, cite), task, cfg)
+    budget = v.details["evidence"]["budget"]
+    assert budget["time_budget_s"] < 20.0 and budget["exhausted"] is True
+    assert "over_budget" in [q["status"] for q in v.details["evidence"]["queries"]]
+    assert "EVIDENCE_BUDGET_EXCEEDED" in [getattr(r, "value", str(r)) for r in v.reasons] and not v.success
+
+
+@given(rows=st.integers(0, 10**10), floor=st.floats(0.01, 10), rate=st.floats(0, 1e-3), whole=st.floats(0.01, 100),
+       uncited=st.floats(0.01, 10), cited=st.booleans())
+def test_budget_bounds_hold_per_trajectory(rows: int, floor: float, rate: float, whole: float, uncited: float, cited: bool) -> None:
+    """Per trajectory: the budget is at most the configured whole, at most floor + rate x rows (the
+    proportion to the honest work), positive, and an uncited response never has more than a cited one."""
+    cfg = VerifyConfig(evidence_time_budget_s=whole, evidence_budget_floor_s=floor, evidence_budget_s_per_row=rate,
+                       uncited_evidence_budget_s=uncited)
+    b = evidence_budget_s([1] if cited else [], cfg, rows)
+    assert 0 < b <= whole and b <= floor + rate * rows
+    assert evidence_budget_s([], cfg, rows) <= evidence_budget_s([1], cfg, rows)
 
 
 def test_uncited_cheap_evidence_keeps_its_reasons(synth_db: Path, synth_tasks: list) -> None:

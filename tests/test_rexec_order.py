@@ -54,7 +54,8 @@ def batch(synth_db: Path, synth_tasks: list) -> tuple[list[dict], list, Path]:
     return [x.model_dump(mode="json") for x in items], noise, synth_db
 
 
-CONFIG = VerifyConfig(query_time_limit_s=0.3, evidence_time_budget_s=3.0)
+# a floor above the query limit, so the time-out is judged (EVIDENCE_QUERY_FAILED), not cut by the proportional budget
+CONFIG = VerifyConfig(query_time_limit_s=0.3, evidence_time_budget_s=3.0, evidence_budget_floor_s=3.0)
 
 
 def _scored(items: list[dict], tasks: list, db: Path, workers: int) -> dict[str, str]:

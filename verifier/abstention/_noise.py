@@ -94,6 +94,7 @@ from ._citation import check_citation
 from ._evaluate import _analyse, _evaluate, _on_overlay, _perturbations, _population_threshold, _small_cell_threshold
 from ._evidence import extract_evidence
 from ._observation import earlier_by_step, given_by, python_problem
+from ._proportion import proportional_budget_s, table_rows
 from ._printed import judge_printed, python_targets
 from ._rekey import rekeyed_witness, task_named_values
 from ._witness import overlay_shape, task_bounds
@@ -184,27 +185,41 @@ def _aggregate(records: list[dict[str, Any]]) -> list[ReasonCode]:
     return reasons
 
 
-def evidence_budget_s(cited: list[int], config: VerifyConfig) -> float:
-    """The evidence time budget of a trajectory (seconds; ``verifier.abstention._budget``, issue 31).
+def evidence_budget_s(cited: list[int], config: VerifyConfig, reference_rows: int = 0) -> float:
+    """The evidence time budget of a trajectory (CPU seconds; ``verifier.abstention._budget``,
+    ``verifier.abstention._proportion``, issue 31).
 
+    A response that cites steps has the proportional budget
+    ``min(evidence_time_budget_s, evidence_budget_floor_s + evidence_budget_s_per_row x
+    reference_rows)``: a fixed multiple of what the task's honest verification reads, so a heavy
+    trajectory costs a batch a bounded multiple of an honest one (ARCHITECTURE.md section 4, step 4).
     A response that cites no step cannot pass (``EVIDENCE_NOT_CITED`` or, with no qualifying
     query, the per-query codes; a Python step is judged by its output only when cited): its
-    evidence is re-executed only to say why it fails, within
-    ``min(evidence_time_budget_s, uncited_evidence_budget_s)`` (1 s by default: cheap evidence is
-    judged in full, a slow query is ``over_budget``). A response that cites steps has the whole
-    ``evidence_time_budget_s``. So a trajectory of many slow uncited queries costs a batch about
-    one second, not the whole budget (the cost bound of ARCHITECTURE.md section 4, step 4).
+    evidence is re-executed only to say why it fails, within the smaller of that and
+    ``uncited_evidence_budget_s``.
 
     Args:
         cited: the response's valid cited steps (``EvidenceSet.cited``; empty: none).
         config: the verification settings.
+        reference_rows: rows of the tables the task's reference query reads
+            (``_proportion.table_rows``; 0: the floor alone).
 
     Returns:
         The budget in CPU seconds (> 0). Raises nothing.
     """
+    whole = proportional_budget_s(reference_rows, config)
     if cited:
-        return config.evidence_time_budget_s
-    return min(config.evidence_time_budget_s, config.uncited_evidence_budget_s)
+        return whole
+    return min(whole, config.uncited_evidence_budget_s)
+
+
+def _reference_rows(db: Path, task: Task) -> int:
+    """Rows of the tables the task's reference query reads (0 when it cannot be analysed)."""
+    try:
+        read = _analyse(task.reference.sql, "duckdb")[1]
+    except Exception:  # noqa: BLE001 - an unanalysable reference: the floor alone
+        return 0
+    return table_rows(db, read or ())
 
 
 def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: VerifyConfig) -> tuple[list[ReasonCode], dict[str, Any]]:
@@ -254,7 +269,7 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
 
     found = extract_evidence(trajectory, getattr(parsed, "citations", None))
     evaluated, skipped = select(found.queries, found.cited, config.max_evidence_queries)
-    budget = EvidenceBudget(evidence_budget_s(found.cited, config))
+    budget = EvidenceBudget(evidence_budget_s(found.cited, config, _reference_rows(db, task)))
     before = earlier_by_step([s.output for s in trajectory.steps])
     records = [_evaluate(q, db, task, trajectory.dialect, config, budget, before(q.step)) for q in evaluated]
     records += [{"step": q.step, "position": q.position, "origin": q.origin, "sql": q.sql[:2000], "status": "not_evaluated",

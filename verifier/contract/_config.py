@@ -79,6 +79,11 @@ class VerifyConfig(BaseModel):
         uncited_evidence_budget_s: the budget (CPU seconds, at most ``evidence_time_budget_s``)
             of a response that cites no step: it cannot pass, its evidence only says why
             (issue 31 point 4: slow uncited evidence costs a batch about this much per item).
+        evidence_budget_floor_s: CPU seconds every trajectory's evidence may take, whatever its
+            task (issue 31 point 4; ``verifier.abstention._proportion``).
+        evidence_budget_s_per_row: CPU seconds more per row of the tables the task's reference
+            query reads: the budget is ``min(evidence_time_budget_s, floor + this x rows)``, a
+            fixed multiple of the honest work on that task, counted, not timed (deterministic).
         display: the environment's display limits.
         check_reasoning: apply the deterministic key-term check on Noise.
         judge: LLM judge settings; ``None`` (default) means off.
@@ -98,6 +103,8 @@ class VerifyConfig(BaseModel):
     max_evidence_queries: int = Field(default=32, ge=1)
     evidence_time_budget_s: float = Field(default=30.0, gt=0)
     uncited_evidence_budget_s: float = Field(default=1.0, gt=0)
+    evidence_budget_floor_s: float = Field(default=0.5, gt=0)
+    evidence_budget_s_per_row: float = Field(default=1e-6, ge=0)
     display: DisplayConfig = Field(default_factory=DisplayConfig)
     check_reasoning: bool = True
     judge: JudgeConfig | None = None
