@@ -20,6 +20,8 @@ from verifier.construction.typed import to_answer
 NEW_PROGRAMS = (
     "lab_first_value_second_admission",
     "med_first_dose_latest_admission",
+    "med_patients_given_in_icu",
+    "vital_first_in_second_icu_stay",
 )
 
 
