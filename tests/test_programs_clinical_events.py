@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from verifier.abstention import Overlay as WitnessOverlay
@@ -19,10 +20,22 @@ from verifier.construction.typed import to_answer
 
 NEW_PROGRAMS = (
     "lab_first_value_second_admission",
+    "lab_first_after_icu_admission",
+    "lab_first_after_icu_admission_missing",
     "med_first_dose_latest_admission",
     "med_patients_given_in_icu",
     "vital_first_in_second_icu_stay",
 )
+
+# Programs the synthetic hospital cannot exercise (its generator is not changed: committed
+# corpora are bound to its output); the reason is checked, not assumed.
+SYNTH_LACKS = {
+    "lab_first_after_icu_admission_missing": (
+        "the synthetic hospital has two lab results without a numeric value, neither at or after the start of an ICU stay",
+        "SELECT count(*) FROM lab_events l JOIN icu_stays s ON s.admissionid = l.admissionid "
+        "WHERE l.value_numeric IS NULL AND l.chart_time >= s.in_time",
+    ),
+}
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +52,11 @@ def test_program_pairs_on_synthetic_hospital(name, new_tasks, synth_db):
     specs, tasks, report = new_tasks
     spec = specs[name]
     mine = [t for t in tasks if t.program == name]
+    if name in SYNTH_LACKS:
+        reason, check = SYNTH_LACKS[name]
+        with duckdb.connect(str(synth_db), read_only=True) as con:
+            assert con.execute(check).fetchone()[0] == 0 and not mine, name
+        pytest.skip(reason)
     assert mine, (name, report.rejections_by_program.get(name))
     clean = {t.pair_id: t for t in mine if t.condition == "clean"}
     noise = [t for t in mine if t.condition == "noise"]
