@@ -25,6 +25,8 @@ NEW_PROGRAMS = (
     "med_first_dose_latest_admission",
     "med_patients_given_in_icu",
     "vital_first_in_second_icu_stay",
+    "vital_first_icu_after_ed",
+    "vital_stays_with_both_items",
 )
 
 # Programs the synthetic hospital cannot exercise (its generator is not changed: committed
