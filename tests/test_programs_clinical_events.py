@@ -24,6 +24,7 @@ NEW_PROGRAMS = (
     "lab_first_after_icu_admission_missing",
     "med_first_dose_latest_admission",
     "med_patients_given_in_icu",
+    "med_patients_given_on_unit",
     "vital_first_in_second_icu_stay",
     "vital_first_icu_after_ed",
     "vital_stays_with_both_items",
