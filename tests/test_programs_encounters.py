@@ -145,3 +145,25 @@ def test_program_pairs_on_synthetic_hospital(program, synth_pairs, synth_db):
                 wov.close()
     finally:
         con.close()
+
+
+def test_procedure_after_icu_states_the_calendar_day_reading(demo_db):
+    """Chart dates of ICD procedures have no time: a procedure dated on the ICU discharge day may be
+    read as "after" the discharge. On the real demo every twin has no procedure on or after that day
+    (so neither reading answers it), and a Clean pair whose answer changes under the other reading
+    states the reference's reading in its question (before: a kept Clean pair changed under it, unstated)."""
+    spec = {p.name: p for p in load_programs()}["first_procedure_after_icu_discharge"]
+    tasks, _ = make_tasks(demo_db, seed=0, programs=[spec])
+    assert tasks
+    con = duckdb.connect(str(demo_db), read_only=True)
+    try:
+        for t in tasks:
+            stay = _rows(con, f"SELECT * FROM icu_stays WHERE icuadmissionid = {t.params['icuadmissionid']}")[0]
+            dates = [r["chart_date"] for r in _rows(con, f"SELECT * FROM procedures WHERE admissionid = {stay['admissionid']}")]
+            on_or_after = [d for d in dates if d >= stay["out_time"].date()]
+            if t.condition == "noise":
+                assert dates and not on_or_after, t.task_id
+            elif min(on_or_after) != _value(t.reference.answer):
+                assert "after the day the patient left the ICU" in t.question, t.task_id
+    finally:
+        con.close()
