@@ -167,3 +167,20 @@ def test_procedure_after_icu_states_the_calendar_day_reading(demo_db):
                 assert "after the day the patient left the ICU" in t.question, t.task_id
     finally:
         con.close()
+
+
+def test_distinct_procedures_twin_has_a_near_miss(synth_pairs, synth_db):
+    """Every Noise twin of distinct_procedures_in_dx_admissions has one to four admissions with the
+    diagnosis and an ICD procedure: an agent that drops the five-unit rule finds a count, so the
+    twin tests the rule rather than an empty result (before: twins with no such admission at all)."""
+    con = duckdb.connect(str(synth_db), read_only=True)
+    try:
+        twins = [t for t in synth_pairs if t.program == "distinct_procedures_in_dx_admissions" and t.condition == "noise"]
+        assert twins
+        for t in twins:
+            adms = {d["admissionid"] for d in _rows(con, "SELECT * FROM diagnoses")
+                    if (d["icd_version"], d["icd_code"]) == (t.params["icd_version"], t.params["icd_code"])}
+            with_proc = adms & {r["admissionid"] for r in _rows(con, "SELECT * FROM procedures")}
+            assert 1 <= len(with_proc) <= 4, t.task_id
+    finally:
+        con.close()
