@@ -211,6 +211,7 @@ def make_tasks_cmd(
     rewrite_url: Optional[str] = typer.Option(None, "--rewrite-url", help="Optional: OpenAI-compatible endpoint to reword the programs' question templates (off by default; every pair is verified after)."),
     rewrite_model: str = typer.Option("rewriter", "--rewrite-model", help="Model name for --rewrite-url."),
     rewrite_cache: Optional[Path] = typer.Option(None, "--rewrite-cache", help="JSON cache of rewrites (default: <out>.rewrites.json)."),
+    difficulty: Optional[str] = typer.Option(None, "--difficulty", help="'hard': keep only pairs whose Noise twin has a near miss and >= 3 stated conditions."),
 ) -> None:
     """Build verified Clean-Noise task pairs from the database and write them as JSONL."""
     from .construction import make_tasks, print_summary, write_tasks
@@ -221,7 +222,7 @@ def make_tasks_cmd(
     with _cli_errors():
         _require_db(db)
         require_out_file(out)  # before minutes of construction
-        tasks, report = make_tasks(db, seed=seed, pairs=pairs, progress=True, rewrite=rewrite)
+        tasks, report = make_tasks(db, seed=seed, pairs=pairs, progress=True, rewrite=rewrite, difficulty=difficulty)
         n = write_tasks(tasks, out)
     print_summary(report, console)
     if report.rewrites:

@@ -12,7 +12,10 @@ For every candidate row (see ``spec.py``) the engine:
 4. runs the twin reference SQL on the base: it must be a gap (abstention);
 5. builds the witness rows (SQL on the base), and runs the twin reference on
    base + witness: it must now be answerable; with several witness rows, removing
-   any one must make it a gap again (the fewest rows).
+   any one must make it a gap again (the fewest rows);
+6. after the robustness audit, records each task's near misses and difficulty
+   (``near_miss.py``, issue 33): what a reading that drops or misreads one stated
+   condition answers on the base; ``run`` prefers pairs whose twin has one.
 
 A candidate failing a check is counted under the check's reason and dropped:
 ``reference_sql_failed``, ``clean_unsupported``, ``clean_small_cell``,
@@ -52,6 +55,7 @@ from ..contract import (
     WitnessTable,
 )
 from .audit import Auditor, explicit_question
+from .near_miss import difficulty, find_near_misses, overlay_runner, time_columns_of
 from .overlay import Overlay
 from .spec import ProgramSpec
 from .sqltext import render
@@ -158,6 +162,13 @@ def _split_contexts(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     return clean, twin
 
 
+def prefer_near_misses(pairs: list[Pair], quota: int) -> list[Pair]:
+    """At most ``quota`` pairs: those whose Noise twin has a near miss first, then the
+    others, each in the given (seeded) order; deterministic."""
+    ranked = [p for p in pairs if p.noise.reference.near_misses] + [p for p in pairs if not p.noise.reference.near_misses]
+    return ranked[:quota]
+
+
 class Rejected(Exception):
     """A candidate failed a check; ``reason`` names it."""
 
@@ -184,6 +195,8 @@ class ProgramRunner:
         self.auditor = Auditor(spec, ov)
         self.attempts = 0
         self.skipped_for_split = 0
+        self._time_columns = time_columns_of(ov.con)
+        self._run_limited = overlay_runner(ov.con)
 
     def _query(self, sql: str, reason: str) -> tuple[list[str], list[tuple]]:
         try:
@@ -198,6 +211,11 @@ class ProgramRunner:
     def run(self, quota: int) -> list[Pair]:
         """Verified pairs, at most ``quota``, trying at most ``5 * quota`` candidates.
 
+        Pairs whose Noise twin has a near miss come first (issue 33 point 2: keep the
+        twins a careless reading still answers): candidates are verified, in the
+        seeded order, until ``quota`` such pairs are found or the attempts run out;
+        then those pairs, then the others, each in candidate order, fill the quota.
+
         Returns an empty list (counted as ``candidates_sql_failed``) when the
         program's candidate SQL fails on this database (e.g. a missing table).
         """
@@ -210,8 +228,9 @@ class ProgramRunner:
         self.rng.shuffle(cands)
         pairs: list[Pair] = []
         seen: set[str] = set()
+        with_near_miss = 0
         for row in cands:
-            if len(pairs) >= quota or self.attempts >= 5 * quota:
+            if with_near_miss >= quota or self.attempts >= 5 * quota:
                 break
             clean_ctx, twin_ctx = _split_contexts(row)
             key = json.dumps([jsonable(clean_ctx.get(p)) for p in self.spec.params], default=str)
@@ -236,7 +255,8 @@ class ProgramRunner:
                 continue
             seen.update((key, tkey))
             pairs.append(pair)
-        return pairs
+            with_near_miss += bool(pair.noise.reference.near_misses)
+        return prefer_near_misses(pairs, quota)
 
     def verify_candidate(self, row: dict[str, Any]) -> Pair:
         """Verify one candidate row (columns of the program's ``candidates`` SQL),
@@ -317,17 +337,22 @@ class ProgramRunner:
             key_terms=[render(t, twin_ctx, sql=False, where=spec.source) for t in spec.key_terms],
         )
         common = dict(pair_id=pair_id, scope=spec.scope, intent=spec.intent, program=spec.name)
+        near = {c: find_near_misses(sql, spec.answer, self._run_limited, reference=ref, alternatives=alts,
+                                    time_columns=self._time_columns, population=spec.scope == "population")
+                for c, sql, ref, alts in (("clean", clean_sql, answer, alternatives), ("noise", twin_sql, None, ()))}
         clean = Task(
             task_id=pair_id + "-clean", question=q_clean, condition="clean", params=clean_params,
             reference=Reference(sql=clean_sql, answer=answer, answer_policy=_policy(spec, clean_ctx, answer), eligible_units=clean_units,
-                                audit=audit.entries, alternatives=alternatives),
-            **common,
+                                audit=audit.entries, alternatives=alternatives,
+                                near_misses=near["clean"].near_misses, conditions=near["clean"].conditions),
+            difficulty=difficulty(near["clean"].near_misses, near["clean"].conditions), **common,
         )
         noise = Task(
             task_id=pair_id + "-noise", question=q_twin, condition="noise", noise_type=spec.noise, params=twin_params,
             reference=Reference(sql=twin_sql, answer=None, answer_policy=_policy(spec, twin_ctx, overlay_answer), eligible_units=twin_units,
-                                unmet_requirement=unmet, witness=witness, audit=audit.twin_entries),
-            **common,
+                                unmet_requirement=unmet, witness=witness, audit=audit.twin_entries,
+                                near_misses=near["noise"].near_misses, conditions=near["noise"].conditions),
+            difficulty=difficulty(near["noise"].near_misses, near["noise"].conditions), **common,
         )
         return Pair(spec, clean, noise, patients)
 

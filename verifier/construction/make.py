@@ -59,6 +59,7 @@ def make_tasks(
     progress: bool = False,
     programs: Iterable[ProgramSpec] | None = None,
     rewrite: RewriteConfig | None = None,
+    difficulty: str | None = None,
 ) -> tuple[list[Task], ConstructionReport]:
     """Build verified Clean-Noise pairs from ``db_path``.
 
@@ -71,6 +72,11 @@ def make_tasks(
         rewrite: optional LLM rewording of the programs' question templates before
             construction (off by default; ``rewrite.py``: an unfaithful rewrite is discarded,
             and every pair built from a rewritten template is verified as any other).
+        difficulty: ``"hard"`` keeps only the pairs whose Noise twin is tagged hard
+            (``near_miss.difficulty``: a near miss and enough stated conditions), before
+            splits are assigned and balanced; the Clean twin is kept whatever its tag
+            (pairs stay pairs, and the twin is where a careless reading answers instead
+            of abstaining). None (default) keeps every pair.
 
     Returns:
         (tasks sorted by split, program, pair_id, clean before noise; the report). Every task
@@ -78,11 +84,13 @@ def make_tasks(
         (``verifier.database.database_fingerprint``), so scoring can refuse another database.
 
     Raises:
-        InputError: ``pairs`` < 1.
+        InputError: ``pairs`` < 1, or ``difficulty`` neither None nor ``"hard"``.
         SourceDataError: the database file is missing or unreadable.
     """
     if pairs is not None and pairs < 1:
         raise InputError("pairs", pairs, "must be a positive number of pairs")
+    if difficulty not in (None, "hard"):
+        raise InputError("difficulty", difficulty, "must be 'hard' (or omitted for every pair)")
     t0 = time.perf_counter()
     specs = list(programs) if programs is not None else list(load_programs())
     report = ConstructionReport(db_path=str(db_path), seed=seed, programs=len(specs))
@@ -115,6 +123,8 @@ def make_tasks(
     finally:
         ov.close()
     t1 = time.perf_counter()
+    if difficulty == "hard":
+        built = [p for p in built if p.noise.difficulty == "hard"]
     kept, dropped = assign_splits(built, patient_split, seed)
     if pairs is not None:
         kept = _trim(kept, pairs, seed)

@@ -35,6 +35,11 @@ class ConstructionReport(BaseModel):
             candidates; ``twin_answerable``, ``clean_differs``, ``sql_failed`` on
             rejected ones, also counted as ``relaxation_<kind>`` rejections).
         rewrites: outcome counts of the optional LLM rewriting pass.
+        difficulty: near misses of the kept tasks (issue 33), ``group -> counts`` for the
+            groups ``overall``, ``noise:<type>``, ``cell:<scope>|<type>`` and
+            ``program:<name>``; counts ``noise`` / ``clean`` (tasks),
+            ``noise_near_miss`` / ``clean_near_miss`` (tasks with at least one near
+            miss) and ``noise_hard`` / ``clean_hard`` (tasks tagged ``hard``).
         seconds: wall time per phase (``generate``, ``split``, ``total``).
     """
 
@@ -53,6 +58,7 @@ class ConstructionReport(BaseModel):
     skipped_for_split: int = 0
     audit: dict[str, int] = Field(default_factory=dict)
     rewrites: dict[str, int] = Field(default_factory=dict)
+    difficulty: dict[str, dict[str, int]] = Field(default_factory=dict)
     seconds: dict[str, float] = Field(default_factory=dict)
 
     def fill_counts(self, tasks: list[Task]) -> None:
@@ -63,6 +69,51 @@ class ConstructionReport(BaseModel):
         self.by_split = dict(sorted(Counter(t.split for t in noise).items()))
         self.by_track = dict(sorted(Counter(f"{t.split}|{t.track}" for t in noise).items()))
         self.by_program = dict(sorted(Counter(t.program for t in noise).items()))
+        self.difficulty = difficulty_counts(tasks)
+
+    def near_miss_rate(self, group: str = "overall", condition: str = "noise") -> float | None:
+        """Share of ``condition`` tasks of ``group`` with at least one near miss (None: no task)."""
+        row = self.difficulty.get(group, {})
+        return row[f"{condition}_near_miss"] / row[condition] if row.get(condition) else None
+
+
+def difficulty_counts(tasks: list[Task]) -> dict[str, dict[str, int]]:
+    """Per group (``overall``, ``noise:<type>``, ``cell:<scope>|<type>``, ``program:<name>``):
+    tasks, tasks with a near miss and hard tasks, for Clean and Noise (a Clean task
+    counts in its twin's noise type and cell)."""
+    twin_type = {t.pair_id: t.noise_type for t in tasks if t.condition == "noise"}
+    out: dict[str, dict[str, int]] = {}
+    for t in tasks:
+        nt = twin_type.get(t.pair_id) or t.noise_type
+        for group in ("overall", f"noise:{nt}", f"cell:{t.scope}|{nt}", f"program:{t.program}"):
+            row = out.setdefault(group, {f"{c}{k}": 0 for c in ("clean", "noise") for k in ("", "_near_miss", "_hard")})
+            row[t.condition] += 1
+            row[f"{t.condition}_near_miss"] += bool(t.reference.near_misses)
+            row[f"{t.condition}_hard"] += t.difficulty == "hard"
+    return dict(sorted(out.items()))
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{k}/{n} ({k / n:.0%})" if n else "-"
+
+
+def print_difficulty(report: ConstructionReport, console: Console) -> None:
+    """Print the near-miss rates (Noise and Clean tasks with a near miss, hard tasks)
+    overall, per noise type, per cell and per program, and name the programs whose
+    Noise tasks have no near miss (issue 33 points 2 and 5)."""
+    if not report.difficulty:
+        return
+    t = Table(title="Near misses: tasks a careless reading still answers (difficulty)", min_width=60)
+    for col in ("group", "noise near miss", "clean near miss", "noise hard", "clean hard"):
+        t.add_column(col, justify="left" if col == "group" else "right")
+    for group, row in report.difficulty.items():
+        t.add_row(group, _pct(row["noise_near_miss"], row["noise"]), _pct(row["clean_near_miss"], row["clean"]),
+                  _pct(row["noise_hard"], row["noise"]), _pct(row["clean_hard"], row["clean"]))
+    console.print(t)
+    none = [g.split(":", 1)[1] for g, row in report.difficulty.items()
+            if g.startswith("program:") and row["noise"] and not row["noise_near_miss"]]
+    if none:
+        console.print(f"Programs whose Noise tasks have no near miss ({len(none)}): {', '.join(none)}")
 
 
 def print_summary(report: ConstructionReport, console: Console) -> None:
@@ -111,6 +162,7 @@ def print_summary(report: ConstructionReport, console: Console) -> None:
         for k in kinds:
             a.add_row(k, *(str(report.audit.get(f"{k}|{o}", 0)) for o in outcomes))
         console.print(a)
+    print_difficulty(report, console)
     secs = ", ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
     console.print(f"time: {secs}")
 

@@ -43,6 +43,7 @@ from ._task import (
     AnswerPolicy,
     AuditEntry,
     Intent,
+    NearMiss,
     NoiseType,
     Reference,
     Scope,
@@ -57,7 +58,7 @@ from ._version import __version__
 __all__ = [
     "Answer", "AnswerPolicy", "AuditEntry", "BooleanAnswer", "CountAnswer", "DatetimeAnswer", "Dialect", "DisplayConfig",
     "InputError", "InputLimits", "Intent", "JudgeConfig", "ListAnswer", "MAX_QUERY_CHARS", "MISSING", "NoiseType",
-    "NumberAnswer", "QuantityAnswer", "ReasonCode", "RecordsAnswer", "Reference", "RulesError",
+    "NearMiss", "NumberAnswer", "QuantityAnswer", "ReasonCode", "RecordsAnswer", "Reference", "RulesError",
     "SandboxUnavailable", "Scope", "SourceDataError", "Step", "Task", "TextAnswer", "Trajectory", "UnitError",
     "UnmetRequirement", "UnsafeQueryError", "Verdict", "VerifierError", "VerifyConfig", "WitnessTable",
     "__version__", "from_chat_messages", "json_schemas", "load_tasks", "load_toml", "nesting_depth",

@@ -141,6 +141,28 @@ class AuditEntry(BaseModel):
     detail: str = ""
 
 
+class NearMiss(BaseModel):
+    """What an agent that drops or misreads one stated condition would answer (issue 33 point 2).
+
+    Computed by construction on the database the task is played on
+    (``verifier.construction.near_miss``); an answer that is not NULL and, on a Clean
+    task, differs from the reference and its tied alternatives.
+
+    Attributes:
+        kind: what the careless reading changed: a dropped condition's kind (``window``,
+            ``status``, ``item``, ``encounter``, ``scope``, ``unit``, ``threshold``,
+            ``attribute``), ``first_last`` (min/max or an ORDER BY taken the other way)
+            or ``bound`` (``>`` read as ``>=`` or the reverse).
+        condition: the SQL text of the dropped or changed condition, as in the reference.
+        answer: the typed answer that reading gives.
+    """
+
+    model_config = _STRICT
+    kind: str
+    condition: str
+    answer: Answer
+
+
 class Reference(BaseModel):
     """What the agent never sees: the verified reference for a task.
 
@@ -160,6 +182,11 @@ class Reference(BaseModel):
             records them, ``verifier.construction.ties``). A Clean Answer
             matching any of them under ``answer_policy`` succeeds. Optional:
             task files without it load with none.
+        near_misses: the answers careless readings give (``NearMiss``; issue 33).
+            Optional: task files without it load with none.
+        conditions: how many conditions the reference states (its droppable
+            conditions, ``verifier.construction.near_miss.stated_conditions``); None
+            when not computed (old task files, hand-written tasks).
     """
 
     model_config = _STRICT
@@ -171,6 +198,8 @@ class Reference(BaseModel):
     unmet_requirement: UnmetRequirement | None = None
     witness: list[WitnessTable] = Field(default_factory=list)
     audit: list[AuditEntry] = Field(default_factory=list)
+    near_misses: list[NearMiss] = Field(default_factory=list)
+    conditions: int | None = Field(default=None, ge=0)
 
 
 class Task(BaseModel):
@@ -196,6 +225,10 @@ class Task(BaseModel):
             (``verifier.database.database_fingerprint``: ``db<scheme>:<16-64 hex>``), recorded by
             ``make-tasks``; ``verify`` raises ``InputError`` on a database with another one.
             Optional: task files without it load and are scored unchecked.
+        difficulty: ``hard`` (the task has a near miss and states at least
+            ``verifier.construction.near_miss.HARD_MIN_CONDITIONS`` conditions) or
+            ``standard``; set by ``make-tasks`` (issue 33 point 5). Optional: task files
+            without it load with None.
 
     Raises:
         pydantic.ValidationError: on construction from bad input, naming the
@@ -217,6 +250,7 @@ class Task(BaseModel):
     reference: Reference
     dataset_now: dt.datetime | None = None
     db_fingerprint: str | None = Field(default=None, pattern=r"^db[0-9]+:[0-9a-f]{16,64}$")
+    difficulty: Literal["hard", "standard"] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "Task":
