@@ -131,6 +131,10 @@ def _trap(got, kind: str, convention: str, twin: bool) -> None:
     assert [a.outcome for a in entry] == ["convention"], task.reference.audit
     assert entry[0].detail.startswith(f"{convention}: ") and entry[0].detail != f"{convention}: None"
     assert convention in [c.id for c in conventions()] and any(c.text in SHARED_INSTRUCTIONS for c in conventions() if c.id == convention)
+    # ... and it counts as the task's near miss (kind ``convention``), so the twin ranks and tags as one
+    misses = [m for m in task.reference.near_misses if m.kind == "convention"]
+    assert [m.condition for m in misses] == [convention], task.reference.near_misses
+    assert str(misses[0].answer.model_dump(mode="json")) and task.reference.near_misses
 
 
 def test_name_variant_twin(db_copy, stated):
@@ -370,4 +374,5 @@ def test_five_unit_rule_counting_unit_stated(synth_db):
         assert stated == (patients < 5) == (entry.outcome == "explicit"), (t.task_id, patients)
         seen.add(stated)
     assert seen == {True, False}  # both kinds occur on the synthetic hospital
-    assert report.audit["units|explicit"] == sum(1 for t in clean if "five-unit rule" in t.question)
+    # the report counts every audited candidate, also verified pairs the near-miss preference left out
+    assert report.audit["units|explicit"] >= sum(1 for t in clean if "five-unit rule" in t.question) > 0

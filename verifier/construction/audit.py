@@ -57,7 +57,11 @@ class AuditResult:
         explicit_clean / explicit_twin: sentences to add to the questions.
         counts: ``kind|outcome`` counts for the report (outcomes ``same``,
             ``explicit``, ``not_applicable``, ``twin_answerable``, ``clean_differs``,
-            ``sql_failed``).
+            ``sql_failed``, ``convention``).
+        clean_misses / twin_misses: ``(convention id, answer)`` for each stated convention
+            whose other reading answers differently (Clean) or answers at all (twin): the
+            near misses of an agent that ignores the convention (``near_miss``, kind
+            ``convention``).
     """
 
     reject: str | None = None
@@ -66,6 +70,8 @@ class AuditResult:
     explicit_clean: list[str] = field(default_factory=list)
     explicit_twin: list[str] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
+    clean_misses: list[tuple[str, Any]] = field(default_factory=list)
+    twin_misses: list[tuple[str, Any]] = field(default_factory=list)
 
 
 #: ``count(DISTINCT [t.]admissionid|icuadmissionid)`` in a program's ``units`` SQL.
@@ -188,6 +194,10 @@ class Auditor:
                                       detail=f"{conv.id}: {_show(c_other)}" if c_trap else ""))
         res.twin_entries.append(AuditEntry(kind=r.kind, outcome="convention" if t_trap else "same" if tsql else "not_applicable",
                                            detail=f"{conv.id}: {_show(t_other)}" if t_trap else ""))
+        if c_trap and c_other is not None:
+            res.clean_misses.append((conv.id, c_other))
+        if t_trap:
+            res.twin_misses.append((conv.id, t_other))
         return True
 
     def _units(self, res: AuditResult, clean_ctx: dict[str, Any], twin_ctx: dict[str, Any]) -> None:

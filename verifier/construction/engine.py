@@ -55,7 +55,7 @@ from ..contract import (
     WitnessTable,
 )
 from .audit import Auditor, explicit_question
-from .near_miss import difficulty, find_near_misses, overlay_runner, time_columns_of
+from .near_miss import convention_misses, difficulty, find_near_misses, overlay_runner, time_columns_of
 from .overlay import Overlay
 from .spec import ProgramSpec
 from .sqltext import render
@@ -340,6 +340,8 @@ class ProgramRunner:
         near = {c: find_near_misses(sql, spec.answer, self._run_limited, reference=ref, alternatives=alts,
                                     time_columns=self._time_columns, population=spec.scope == "population")
                 for c, sql, ref, alts in (("clean", clean_sql, answer, alternatives), ("noise", twin_sql, None, ()))}
+        for c, misses in (("clean", audit.clean_misses), ("noise", audit.twin_misses)):
+            near[c].near_misses.extend(convention_misses(misses, answer if c == "clean" else None, alternatives))
         clean = Task(
             task_id=pair_id + "-clean", question=q_clean, condition="clean", params=clean_params,
             reference=Reference(sql=clean_sql, answer=answer, answer_policy=_policy(spec, clean_ctx, answer), eligible_units=clean_units,

@@ -486,6 +486,29 @@ def find_near_misses(
     return res
 
 
+def convention_misses(misses: Sequence[tuple[str, Any]], reference: Any = None,
+                      alternatives: Sequence[Any] = ()) -> list[NearMiss]:
+    """Near misses of kind ``convention``: the answers of readings a stated convention rules out.
+
+    The audit (``audit.Auditor._trap``) runs the other reading of each convention of the shared
+    instructions (``rules/conventions.toml``); an agent that ignores the convention answers
+    that. Such an answer is a near miss as a dropped condition's is.
+
+    Args:
+        misses: ``(convention id, typed answer)`` pairs from the audit.
+        reference / alternatives: the Clean reference and its ties (None on a Noise task).
+
+    Returns:
+        The new NearMiss entries, kind ``convention``, condition the convention's id.
+    """
+    out: list[NearMiss] = []
+    for cid, got in misses:
+        if got is None or any(same_answer(got, a) for a in (reference, *alternatives) if a is not None):
+            continue
+        out.append(NearMiss(kind="convention", condition=cid, answer=got))
+    return out
+
+
 def overlay_runner(con: Any, time_limit_s: float = QUERY_SECONDS, row_cap: int = ROW_CAP) -> Callable[[str], "tuple[list[str], list[tuple]]"]:
     """A ``run`` for ``find_near_misses`` on a DuckDB connection (construction's overlay).
 

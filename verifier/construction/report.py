@@ -31,8 +31,10 @@ class ConstructionReport(BaseModel):
             to the other split (held-out programs take test patients only, and a
             pair's patients must share a split).
         audit: the robustness audit's outcomes, ``"<relaxation kind>|<outcome>" -> count``
-            (outcomes: ``same``, ``explicit``, ``not_applicable`` on kept-so-far
-            candidates; ``twin_answerable``, ``clean_differs``, ``sql_failed`` on
+            over every audited candidate, including verified pairs that the selection
+            (``engine.prefer_near_misses``) later leaves out (outcomes: ``same``,
+            ``explicit``, ``convention`` (a stated convention settles the reading),
+            ``not_applicable`` on kept-so-far candidates; ``twin_answerable``, ``clean_differs``, ``sql_failed`` on
             rejected ones, also counted as ``relaxation_<kind>`` rejections).
         rewrites: outcome counts of the optional LLM rewriting pass.
         difficulty: near misses of the kept tasks (issue 33), ``group -> counts`` for the
@@ -153,9 +155,9 @@ def print_summary(report: ConstructionReport, console: Console) -> None:
         console.print(f"Rejected candidates: none. {note}")
     if report.audit:
         kinds = sorted({k.split("|")[0] for k in report.audit})
-        outcomes = ("twin_answerable", "clean_differs", "sql_failed", "explicit", "same", "not_applicable")
+        outcomes = ("twin_answerable", "clean_differs", "sql_failed", "explicit", "convention", "same", "not_applicable")
         a = Table(title="Robustness audit by relaxation (candidates)", min_width=60,
-                  caption="twin answerable / clean differs / SQL failed: rejected; explicit: question states the reading")
+                  caption="twin answerable / clean differs / SQL failed: rejected; explicit: question states the reading; convention: the shared instructions state it")
         a.add_column("relaxation")
         for o in outcomes:
             a.add_column(o.replace("_", " "), justify="right")

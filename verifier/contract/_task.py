@@ -152,8 +152,10 @@ class NearMiss(BaseModel):
         kind: what the careless reading changed: a dropped condition's kind (``window``,
             ``status``, ``item``, ``encounter``, ``scope``, ``unit``, ``threshold``,
             ``attribute``), ``first_last`` (min/max or an ORDER BY taken the other way)
-            or ``bound`` (``>`` read as ``>=`` or the reverse).
-        condition: the SQL text of the dropped or changed condition, as in the reference.
+            , ``bound`` (``>`` read as ``>=`` or the reverse) or ``convention`` (the other
+            reading of a convention the shared instructions state).
+        condition: the SQL text of the dropped or changed condition, as in the reference
+            (for ``convention``: the convention's id in ``rules/conventions.toml``).
         answer: the typed answer that reading gives.
     """
 
