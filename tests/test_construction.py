@@ -91,6 +91,8 @@ def test_test_split_balanced_and_patients_disjoint(demo_tasks):
         assert abs(share - 1 / 2) <= 0.05
     for share in (noise[n] / len(test) for n in ("record", "value", "query")):
         assert abs(share - 1 / 3) <= 0.05
+    cells = Counter((t.scope, t.noise_type) for t in test)  # scope x noise type, as the paper's (issue 33 point 5)
+    assert len(cells) == 6 and len(set(cells.values())) == 1, cells
     pats = {"train": set(), "test": set()}
     for t in tasks:
         if t.scope == "patient":

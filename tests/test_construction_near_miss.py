@@ -52,3 +52,34 @@ def test_old_task_without_fields_loads():
              reference=Reference(sql="SELECT 1", answer=CountAnswer(value=1)))
     again = Task.model_validate_json(t.model_dump_json(exclude={"difficulty": True, "reference": {"near_misses", "conditions"}}))
     assert again.difficulty is None and again.reference.near_misses == [] and again.reference.conditions is None
+
+
+def test_recorded_near_misses_reproduce_on_synthetic_hospital(synth_tasks, synth_db):
+    """Every task built from the synthetic hospital carries near misses that the database gives again:
+    re-running the perturbations of its reference yields the recorded (kind, condition, answer)s, the
+    convention readings come from the audit, and ``difficulty`` follows from the recorded fields."""
+    from verifier.construction import load_programs
+
+    specs = {p.name: p for p in load_programs()}
+    noise = [t for t in synth_tasks if t.condition == "noise"]
+    assert {t.noise_type for t in noise if t.reference.near_misses} == {"record", "value", "query"}
+    con = duckdb.connect(str(synth_db), read_only=True)
+    try:
+        cols = time_columns_of(con)
+        checked = 0
+        for t in sorted(synth_tasks, key=lambda t: t.task_id)[::7]:
+            assert t.difficulty == difficulty(t.reference.near_misses, t.reference.conditions)
+            clean = t.condition == "clean"
+            ref = t.reference.answer if clean else None
+            alts = t.reference.alternatives if clean else ()
+            res = find_near_misses(t.reference.sql, specs[t.program].answer, overlay_runner(con), reference=ref,
+                                   alternatives=alts, time_columns=cols, population=t.scope == "population")
+            want = [(n.kind, n.condition, n.answer) for n in t.reference.near_misses if n.kind != "convention"]
+            assert [(n.kind, n.condition, n.answer) for n in res.near_misses] == want, t.task_id
+            assert res.conditions == t.reference.conditions
+            for n in t.reference.near_misses:
+                assert n.answer is not None and (not clean or n.answer != t.reference.answer)
+            checked += 1
+        assert checked >= 20
+    finally:
+        con.close()

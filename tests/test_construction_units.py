@@ -81,6 +81,9 @@ def test_balanced_allocation_properties(counts):
     pop = dict(zip(("record", "value", "query"), counts[3:]))
     p, q = _balanced_allocation(pat, pop)
     assert all(p[n] <= pat[n] and q[n] <= pop[n] for n in pat)
+    if min(counts) > 0:  # every cell can be filled: all six equal, as many as the scarcest cell has
+        assert set(p.values()) | set(q.values()) == {min(counts)}
+        return
     if sum(p.values()) + sum(q.values()) and (p, q) != (pat, pop):
         per = {n: p[n] + q[n] for n in pat}
         assert len(set(per.values())) == 1 and sum(p.values()) == sum(q.values())

@@ -5,9 +5,11 @@ Rules (issue 5 point 5):
   once, by seed, so train and test patients are disjoint;
 - programs flagged ``structure_disjoint`` are held out of training: their pairs
   are test only (patient-level ones drawn from test patients);
-- the test split is balanced: patient and population pairs in equal numbers,
-  and record, value and query twins in equal numbers (``_balanced_allocation``
-  finds the largest such allocation). Patient-level test pairs beyond it are
+- the test split is balanced over scope x noise type, as the paper's (issue 33
+  point 5): each of the six cells gets the same number of pairs, the largest the
+  scarcest cell allows (``_balanced_allocation``). Only on a database too small to
+  fill every cell does it fall back to equal scope totals and equal noise-type
+  totals (``_totals_allocation``). Patient-level test pairs beyond it are
   dropped (they cannot move to train without sharing patients); population
   pairs beyond it go to train. At most 60 % of a cell's in-domain population
   pairs go to test.
@@ -53,6 +55,24 @@ def _set(pair: Pair, split: str, track: str) -> None:
 
 
 def _balanced_allocation(pat: dict[str, int], pop: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    """Largest test allocation with the same count in every scope x noise-type cell.
+
+    Args:
+        pat / pop: pairs available for test per noise type (``record``, ``value``,
+            ``query``), patient- and population-level.
+
+    Returns:
+        (patient counts, population counts) per noise type: every cell gets the
+        scarcest cell's availability. When some cell has none, the totals-balanced
+        allocation of ``_totals_allocation`` instead.
+    """
+    m = min(min(pat.values()), min(pop.values()))
+    if m == 0:
+        return _totals_allocation(pat, pop)
+    return {n: m for n in pat}, {n: m for n in pop}
+
+
+def _totals_allocation(pat: dict[str, int], pop: dict[str, int]) -> tuple[dict[str, int], dict[str, int]]:
     """Largest test allocation with equal scope totals and equal noise-type totals.
 
     Finds the largest T (a multiple of 6) with per-noise counts p_n <= pat[n],
