@@ -106,7 +106,10 @@ def test_a_value_at_its_own_precision_matches_on_real_quantity_tasks(synth_tasks
         v = _run(task, f"<answer>{one} {ref.unit}</answer>")
         assert v.success, (task.task_id, ref.value, str(one), v.details)
         allowed = (task.reference.answer_policy.rel_tol or 0.0) * abs(ref.value)  # the policy's own tolerance
-        off = _run(task, f"<answer>{one + Decimal('0.1') * (int(allowed / 0.1) + 1)} {ref.unit}</answer>")
+        k = int(allowed / 0.1) + 1  # the first one-decimal value beyond the tolerance, measured from the reference
+        while abs(float(one + Decimal("0.1") * k) - ref.value) <= allowed:
+            k += 1
+        off = _run(task, f"<answer>{one + Decimal('0.1') * k} {ref.unit}</answer>")
         assert not off.success, (task.task_id, ref.value, v.details)
 
 

@@ -7,7 +7,9 @@ term may list alternatives separated by ``|`` (``"potassium|K+"``).
 
 Matching, after normalisation (Unicode to ASCII, lower case, ``_``/``-`` and
 punctuation to spaces, number words to digits, the phrase synonyms of
-``rules/noise.toml`` ``[reasoning]`` such as "hadm id" -> "admission"):
+``rules/noise.toml`` ``[reasoning]`` such as "hadm id" -> "admission" and the clinical
+shorthand "adm", "pt", "ED", "dx"; a time unit abbreviated after a number, "11 d", is its
+name, ``unit_abbreviations``):
     * every token of the term holding a digit (ids, codes, counts) must appear
       as a whole token of the Reasoning, exactly; except that a scope
       identifier, a term "<kind> <number>" whose kind is listed in
@@ -58,6 +60,8 @@ class ReasoningRules:
     stopwords: frozenset[str]
     #: (the phrase as a word-bounded pattern, its replacement, the phrase), longest phrases first
     synonyms: tuple[tuple[re.Pattern[str], str, str], ...]
+    #: ``unit_abbreviations``: "<number> <abbreviation>" -> "<number> <unit>" ("11 d" -> "11 day")
+    unit_after_number: tuple[re.Pattern[str], dict[str, str]] | None = None
     #: ``[reasoning.scope_references]``: kind (normalised, e.g. "admission") -> raw phrases
     scope_references: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: ``[[reasoning.equivalents]]``: (key-term pattern, accepted statements), on normalised text
@@ -92,6 +96,8 @@ def rules() -> ReasoningRules:
         word_fraction=float(rs["word_fraction"]),
         stopwords=frozenset(w.lower() for w in rs.get("stopwords", [])),
         synonyms=syn,
+        unit_after_number=(re.compile(rf"(?<=\d) ({'|'.join(sorted(map(re.escape, ua), key=len, reverse=True))})\b"), dict(ua))
+        if (ua := rs.get("unit_abbreviations")) else None,
         scope_references=tuple((k, tuple(v)) for k, v in sorted(rs.get("scope_references", {}).items())),
         equivalents=tuple((re.compile(e["term"]), tuple(Screened(a) for a in e["accept"]))
                           for e in rs.get("equivalents", [])),
@@ -110,12 +116,13 @@ def rules() -> ReasoningRules:
 
 @lru_cache(maxsize=1)
 def _scope_patterns() -> dict[str, tuple[re.Pattern[str], re.Pattern[str]]]:
-    """kind -> (any scope-reference phrase, the kind named with a number), both on normalised text."""
+    """kind -> (any scope-reference phrase, the kind named with a number), both on normalised text (a
+    date after the kind, "ICU stay 2123-02-26 12:12", is no number of it: blind corpus c32b)."""
     out = {}
     for kind, phrases in rules().scope_references:
         k = normalise(kind)
         refs = "|".join(re.escape(normalise(p)) for p in phrases)
-        out[k] = (re.compile(rf"\b(?:{refs})\b"), re.compile(rf"\b{re.escape(k)}(?: (?:id|number|no|num))? (\d+)\b"))
+        out[k] = (re.compile(rf"\b(?:{refs})\b"), re.compile(rf"\b{re.escape(k)}(?: (?:id|number|no|num))? (\d+)\b(?! \d{{1,2}} \d{{1,2}}\b)"))
     return out
 
 
@@ -171,7 +178,11 @@ def normalise(text: str) -> str:
     the reasoning check's per-trajectory cost; at most 8,192 strings are kept).
     """
     out = normalise_numbers(_basic(text))
-    for pattern, repl, phrase in rules().synonyms:
+    r = rules()
+    if r.unit_after_number is not None:
+        pat, names = r.unit_after_number
+        out = pat.sub(lambda m: " " + names[m.group(1)], out)
+    for pattern, repl, phrase in r.synonyms:
         if phrase in out:  # the phrase itself first: most texts hold few of the phrases (issue 15)
             out = pattern.sub(repl, out)
     return out
@@ -454,6 +465,10 @@ def _column_words(columns: list[str]) -> set[str]:
     return words
 
 
+#: scope keys of one patient's record: a requirement without them is about a population
+_ENTITY_SCOPE = {"patientid", "admissionid", "icuadmissionid", "subject_id", "hadm_id", "stay_id"}
+
+
 @lru_cache(maxsize=4096)
 def _requirement(req_json: str, question: str) -> _Requirement:
     req = UnmetRequirement.model_validate_json(req_json)
@@ -470,6 +485,10 @@ def _requirement(req_json: str, question: str) -> _Requirement:
     else:
         kind = req.level
     accepted = consistency_rules().accept.get(kind, ())  # type: ignore[union-attr]
+    if kind in ("record", "query") and not set(req.scope) & _ENTITY_SCOPE:
+        # a population twin whose cohort is empty: "fewer than five qualify" is true of zero, and is the
+        # five-unit rule's own wording (blind corpus c33: 0 patients, "fewer than five patients qualify")
+        accepted = tuple(dict.fromkeys((*accepted, "few", "units_none")))
     if kind == "query":
         # a Query-level twin whose requirement is a missing anchor ("has no Emergency Department stay, so no
         # unit 'after the ED'") also accepts what its own statement states outside any relation
@@ -533,6 +552,8 @@ def _names(alts: tuple[str, ...], text: str) -> bool:
 
 
 _LONG_NUMBER = re.compile(r"\b\d{5,}\b")
+#: A contrast word just before a clause (normalised text): the clause goes on about the sentence's subject.
+_CONTRAST_BEFORE = re.compile(r"\b(?:but|however|whereas|although|though|yet)\s*$")
 _AND = re.compile(r"\band\b")
 _SENTENCES = re.compile(r"\.(?=\s+[^a-z\s]|\s*$)|[;!?\n]+")
 
@@ -581,12 +602,19 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
         # a question, or the task's own question restated, states nothing (it may name the item that a
         # following "Not recorded." is about)
         echoed = asks or _restates(whole, r.question)
+        pos, subject_before = 0, False
         for clause in sentence:
+            at = whole.find(clause, pos)
+            pos = at + len(clause) if at >= 0 else pos
             named_item = _names(r.items, clause) if r.items else True
             named_subject = _names(subject, clause) if subject else True
             named_column = _names(r.columns, clause) if r.columns else named_subject
             opening = cr.gaps["absence"].match(clause)
-            refers = bool(cr.back_reference.search(clause) or (opening and opening.start() == 0)) and previous_named
+            # a clause after a contrast in the same sentence continues its subject: "V1006 is recorded,
+            # but on admissions of fewer than five patients" (blind corpus c33)
+            continues = subject_before and at > 0 and bool(_CONTRAST_BEFORE.search(whole, 0, at))
+            refers = bool(cr.back_reference.search(clause) or (opening and opening.start() == 0)) and previous_named or continues
+            subject_before = subject_before or named_subject
             about = named_subject or refers
             negated = bool(cr.gaps["absence"].search(clause))
             hedged = bool(cr.hedge.search(clause))
@@ -629,7 +657,9 @@ def _unnegated(pattern: re.Pattern[str], clause: str, cr: ConsistencyRules) -> b
 
 
 def _assertion(clause: str, r: _Requirement, cr: ConsistencyRules, named_subject: bool, negated: bool) -> str:
-    """The kind of statement that the requirement is met in ``clause`` ("" when none)."""
+    """The kind of statement that the requirement is met in ``clause`` ("" when none). Existence
+    limited to too few units ("numeric values exist in fewer than 5 admissions", blind corpus c33)
+    states the gap, not that the requirement is met."""
     if _unnegated(cr.universal, clause, cr):
         return "complete"
     if _unnegated(cr.value, clause, cr):
@@ -638,6 +668,7 @@ def _assertion(clause: str, r: _Requirement, cr: ConsistencyRules, named_subject
         return "enough_units"
     if r.kind in ("record", "value", "value_population") and named_subject and not negated \
             and cr.existence.search(clause) and not cr.other_scope.search(clause) \
+            and not cr.gaps["few"].search(clause) \
             and not any(n not in r.numbers for n in _LONG_NUMBER.findall(clause)):
         return "item_exists"
     return ""

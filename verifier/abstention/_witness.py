@@ -41,7 +41,10 @@ canonical rows, ``evidence.canon_cell``).
   event); or rows only disappear (the base shows the NULL/contradicting row
   the witness replaces); or, where rows change, some changed base cell is
   empty (NULL, 0, empty text, false) where the overlay's is not (a count of 0
-  becoming 1, a NULL value becoming filled), or a changed row of the same unit
+  becoming 1, a NULL value becoming filled), or a changed base cell lists a set
+  that lacks members the overlay's lists (``list(DISTINCT admissionid)`` of the
+  patient's events without the asked admission: the member is shown absent; blind
+  corpus c33), or a changed row of the same unit
   has a number on the other side of a bound the task names (``task_bounds``: a
   readmission gap of 331 days becoming 0.5 for "within 21 days");
 * otherwise (e.g. a whole-table count 1000 -> 1001, a global max id):
@@ -455,6 +458,9 @@ def _gap_pair(g: tuple[Any, ...], n: tuple[Any, ...], small_cell_threshold: int 
     for i, (a, b) in enumerate(zip(g, n)):
         if _empty(a) and not _empty(b):
             return True
+        if isinstance(a, tuple) and isinstance(b, tuple) and a and a[:1] != ("map",) and set(a) < set(b):
+            return True  # a listed set lacks the members the witness adds: the base shows them absent
+            # ("list(DISTINCT admissionid)" of the patient's Multivitamins events without the asked admission)
         if (small_cell_threshold is not None and isinstance(a, float) and isinstance(b, float)
                 and a.is_integer() and 0 <= a < small_cell_threshold <= b):
             return True
@@ -525,6 +531,6 @@ def _compare(base: QueryResult, over: QueryResult, display: DisplayConfig | None
     for g in gone:
         for n in new:
             if len(g) == len(n) and _gap_pair(g, n, small_cell_threshold, bounds):
-                return Sensitivity(True, True, "a value empty/zero/NULL (or a small-cell count, or on the other side of a bound "
+                return Sensitivity(True, True, "a value empty/zero/NULL (or a small-cell count, a list without the member the witness adds, or on the other side of a bound "
                                    "the task names) on the base is filled with the witness", new, gone)
     return Sensitivity(True, False, "the result changes with the witness, but the base result does not show an absence, NULL or zero", new, gone)

@@ -156,11 +156,13 @@ def parenthetical_spans(text: str, after: int) -> list[tuple[int, int]]:
 
 
 #: A self-correction between two values (issue 32): "X, corrected: Y", "X (corrected to Y)",
-#: "X - no, Y", "X; correction: Y", "X, I mean Y". Punctuation must come before the word, so a
+#: "X - no, Y", "X; correction: Y", "X, I mean Y", "X -> Y". Punctuation must come before the word, so a
 #: correction is a statement of the Answer, never a word inside a description.
 _SELF_CORRECTION = re.compile(
     r"(?i)(?:[,;:(]|\s[—–-]{1,2})\s*(?:(?:corrected|correction|revised|amended)\b\s*(?:to\b|:|,|[—–-])|"
     r"(?:no|sorry|wait|i\s+mean)\s*[,:;—–-]|actually\s*[,:]|i\s+mean\b)"
+    # an arrow from a value to its replacement: "12.1 -> 12.4", "9978 mL → -22 mL" (blind corpus c32b)
+    r"|\s*(?:-+>|=>|→|⟶|⇒)\s*"
 )
 
 

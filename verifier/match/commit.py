@@ -53,7 +53,8 @@ candidate (issue 17, kind 1):
 - thresholds of the question: a number after a comparison (``above 180
   mg/dL``, ``more than 5 days``, ``> 98 %``) that is not the value; a
   comparison before the value itself is a hedge (``at least 5``);
-- the computation behind the value: ``a / b`` whose quotient is another
+- the computation behind the value: ``a / b``, ``a - b``, ``a minus b``, ``a + b``, ``a × b`` (one label
+  word may stand on each side of the operator: ``670 mL minus output 40 mL``) whose result is another
   candidate at its precision (``1.79 (34/19)``);
 - codes of other entities: an ICD code with its version (``ICD-10 E11.65``, ``ICD-9 54.91``);
   a number after ``DRG``, ``ICD``, ``code``,
@@ -82,7 +83,7 @@ _NONCOMMITTAL = (r"\b(?:not|or|either|maybe|perhaps|possibly|probably|likely|mig
                  r"unless|something\s+like|or\s+so|give\s+or\s+take|ballpark|tentative(?:ly)?|"
                  r"(?:to\s+be|pending|needs?)\s+(?:confirm|verif)\w*)\b|(?<![A-Za-z])-?ish\b|±|\?")
 _HEDGE = re.compile(
-    rf"(?i){_NONCOMMITTAL}|\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater)\s+than|up\s+to)\b|[<>≤≥]"
+    rf"(?i){_NONCOMMITTAL}|\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater)\s+than|up\s+to)\b|(?<![-=])>|[<≤≥]"
 )
 _ALTERNATIVE = re.compile(rf"(?i){_NONCOMMITTAL}")
 #: A NULL spelling (``verifier.parse``) standing as an answer beside a value: not inside a word or
@@ -93,13 +94,13 @@ _NULL_DESCRIBED = re.compile(r"(?i)\b(?:is|are|was|were|be|been|being|as|to|with
 #: Comparisons: a hedge on the number they precede; before another number it is a threshold.
 _COMPARISON_BEFORE = re.compile(
     r"(?i)(?:\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater|higher|lower)\s+than|up\s+to|above|below|"
-    r"over|under|exceed(?:s|ing|ed)?|beyond)|[<>≤≥]=?)\s*$"
+    r"over|under|exceed(?:s|ing|ed)?|beyond)|(?:(?<![-=])>|[<≤≥])=?)\s*$"
 )
 _CITE = re.compile(r"(?i)[\[(]\s*steps?\b[^\])]*[\])]")
 _ID_BEFORE = re.compile(
     r"(?i)(?:\b(?:patient|subject|admission|hadm|stay|icustay|icu\s+stay|id|mrn|no|drg|icd|code|itemid|item|"
     r"specimen|isolate|order|emar|hcpcs|cpt|ndc|version|seq)\b|#)"
-    r"[\s_]*(?:id\b)?[\s:#=._]*(?:(?:is|was)\s+)?$"
+    r"[\s_]*(?:id\b)?[\s:#=._]*(?:\(\s*)?(?:(?:is|was)\s+)?$"
 )
 
 
@@ -148,6 +149,20 @@ _DATA_NOUN = re.compile(
     r"specimen|culture|transfer|unit|drg|code|diagnos[ie]s|procedure|isolate)s?\b"
 )
 _DIVISION = re.compile(r"\s*[/÷]\s*")
+#: ``a <op> b`` with at most one label word on each side of the operator ("670 mL minus output 40 mL",
+#: "450 + 220", blind corpus c33): the computation behind a value it equals (``candidates``).
+_OPERATION = re.compile(r"\s*(?:[A-Za-z]+\s+)?(?P<op>minus|plus|times|[-−+×*])\s*(?:[A-Za-z]+\s+)?", re.I)
+
+
+def _apply(op: str, a: float, b: float) -> float | None:
+    op = op.casefold()
+    if op in ("minus", "-", "−"):
+        return a - b
+    if op in ("plus", "+"):
+        return a + b
+    if op in ("times", "×", "*"):
+        return a * b
+    return a / b if b else None
 
 
 def _blank(m: re.Match) -> str:
@@ -192,9 +207,17 @@ def candidates(text: str, toks: list) -> list:
     value = next((i for i in range(len(toks)) if nouns[i] is None and not limits[i]), 0)
     keep = [i == value or (not limits[i] and (nouns[i] is None or nouns[i] == nouns[value]))
             for i in range(len(toks))]
-    for i in range(1, len(toks)):  # "34/19": the computation behind the value it equals
-        if keep[i - 1] and keep[i] and _DIVISION.fullmatch(text, toks[i - 1].end, toks[i].start) and toks[i].value:
-            q = toks[i - 1].value / toks[i].value
+    for i in range(1, len(toks)):  # "34/19", "670 mL minus 40 mL": the computation behind the value it equals
+        if not (keep[i - 1] and keep[i]):
+            continue
+        gap = (text, toks[i - 1].end, toks[i].start)
+        op = _DIVISION.fullmatch(*gap) or _OPERATION.fullmatch(*gap)
+        # "670-40": the sign is read with the number, so the gap is empty and the operation is a sum
+        sym = "/" if _DIVISION.fullmatch(*gap) else op["op"] if op else "+" if toks[i].value < 0 and not text[gap[1]:gap[2]].strip() else None
+        if sym is not None:
+            q = _apply(sym, toks[i - 1].value, toks[i].value)
+            if q is None:
+                continue
             if any(j not in (i - 1, i) and keep[j] and abs(q - toks[j].value) <= 0.5 * 10.0 ** -toks[j].decimals
                    for j in range(len(toks))):
                 keep[i - 1] = keep[i] = False

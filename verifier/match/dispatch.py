@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..contract import (
@@ -25,6 +26,9 @@ from .records import match_records
 from .result import MatchResult, failure
 from .scalar import match_scalar
 from .text import match_boolean, match_text
+
+#: Markdown strikethrough: struck text is deleted text ("~~7~~ 9" states 9; blind corpus c32b).
+_STRUCK = re.compile(r"~~(?=\S)[^~\n]*?~~")
 
 # One table lookup instead of a chain of type tests (hot path).
 _DISPATCH = {
@@ -58,8 +62,12 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
         structure (``{"a": {"b": 1}}``) for a scalar reference is an
         ambiguous answer (``WRONG_VALUE``). A scalar written as a value with details (a JSON
         object's answer key, a lead line followed by ``field: value`` lines) is judged on the
-        value's own part (``verifier.match.lead``).
+        value's own part (``verifier.match.lead``). Text struck out in Markdown (``~~7~~ 9``) is
+        withdrawn by its writer and is not read; a self-correction ("12.1 -> 12.4", "X, corrected:
+        Y") commits to its last value (``verifier.match.aside.after_correction``).
     """
+    if "~~" in answer_text:  # what is struck out is withdrawn: never a candidate, never a hedge
+        answer_text = _STRUCK.sub(lambda m: " " * len(m.group()), answer_text).strip()
     if type(reference) not in (ListAnswer, RecordsAnswer):
         got = committed_part(answer_text, answer_json, columns, type(reference) is TextAnswer)
         if got is not None:

@@ -287,13 +287,16 @@ def extract_numbers(text: str, *, skip_dates: bool = True) -> list[NumberToken]:
     return out
 
 
+_ARROW = re.compile(r"[-=]>|[→⟶⇒]")
+
+
 def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
     """Longest run (up to 3 words) after ``pos`` that parses as a unit."""
     words = list(islice(_UNIT_WORD.finditer(text, pos), 3))  # not the whole rest: linear overall
     for n in range(len(words), 0, -1):
         cand = text[words[0].start(): words[n - 1].end()].rstrip(".,;:)?")
-        if "?" in cand or ";" in cand:
-            continue  # a question mark or a clause break is no part of a unit (pint would drop it)
+        if "?" in cand or ";" in cand or _ARROW.search(cand):
+            continue  # a question mark, a clause break or an arrow ("mL -> -22 mL") is no part of a unit
         folded = [w.group().casefold().strip(".,;:") for w in words[:n]]
         per = n == 3 and folded[1] == "per"  # "units per hour" is units/hour
         if not cand or any(w in _STOP for i, w in enumerate(folded) if not (per and i == 1)):

@@ -5,7 +5,11 @@ Agents that write structured or clinical answers state the value once and then i
 * a JSON object with the value under an answer key and context beside it:
   ``{"value": 5.35, "unit": "hours", "admissions": 5}``;
 * a lead line holding the value, then ``field: value`` lines of details:
-  ``8 distinct patients with ...`` / ``patients: 8`` / ``admissions: 9 (one patient coded twice)``.
+  ``8 distinct patients with ...`` / ``patients: 8`` / ``admissions: 9 (one patient coded twice)``;
+* a Markdown table of exactly one data row (one record: its header names the fields), read as the
+  JSON object ``{header: cell}`` (blind corpus c32b: ``| care_unit | in_time |`` / ``| Observation |
+  2161-02-23 22:29:00 |`` for the first care unit). A table of two or more data rows is several
+  records, judged whole (a hedge where one value was asked).
 
 Both commit to one place: the answer key (``value``, ``answer``, ``result``, or the reference query's
 output column, e.g. ``drg_mortality``; with ``unit``/``units``), else, for a text value, the detail line labelled
@@ -34,8 +38,8 @@ ANSWER_KEYS = ("value", "answer", "result")
 #: JSON keys that carry the answer's unit.
 UNIT_KEYS = ("unit", "units")
 
-# ``label: value`` (a label of words, digits, spaces, ``_-/()%``, at most 48 characters, then ``:`` or ``=``)
-_LABEL_LINE = re.compile(r"^\s*(?:[-*•]\s*)?\**(?P<label>[A-Za-z][\w ()/%-]{0,47}?)\**\s*[:=]\s*(?P<value>\S.*)$")
+# ``label: value`` (a label of words, digits, spaces, ``_-/()%,`` (MIMIC-IV labels hold commas: "Protein, Total"), at most 48 characters, then ``:`` or ``=``)
+_LABEL_LINE = re.compile(r"^\s*(?:[-*•]\s*)?\**(?P<label>[A-Za-z][\w ()/%,-]{0,47}?)\**\s*[:=]\s*(?P<value>\S.*)$")
 
 
 def _json_object(text: str, answer_json: Any) -> dict | None:
@@ -49,6 +53,24 @@ def _json_object(text: str, answer_json: Any) -> dict | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+_TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-{0,}:?\s*\|?\s*$")
+
+
+def _one_row_table(text: str) -> dict | None:
+    """``{header: cell}`` of a Markdown table with a header, a rule line and exactly one data row."""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if len(lines) != 3 or not _TABLE_RULE.match(lines[1]):
+        return None
+    rows = [_TABLE_ROW.match(lines[i]) for i in (0, 2)]
+    if not all(rows):
+        return None
+    head, cells = ([c.strip().strip("*`").strip() for c in r.group(1).split("|")] for r in rows if r)
+    if len(head) != len(cells) or not all(head) or len(set(map(_norm, head))) != len(head):
+        return None
+    return dict(zip(head, cells))
 
 
 def _words(name: str) -> list[str]:
@@ -116,6 +138,8 @@ def committed_part(text: str, answer_json: Any = None, columns: tuple[str, ...] 
         ``None`` when the Answer is not written as a value with details.
     """
     obj = _json_object(text, answer_json)
+    if obj is None:
+        obj = _one_row_table(text)
     if obj is not None:
         got = _from_json(obj, columns)
         return None if got is None else (got, None)
