@@ -485,7 +485,9 @@ def test_time_limit_scores_failed_and_connection_survives(synth_db: Path) -> Non
     task = _task()
     con_before = thread_connection(synth_db)
     start = time.monotonic()
-    v = verify(_traj([(heavy, "n\n1\n(1 row)")]), task, _cfg(synth_db, query_time_limit_s=1.0))
+    # the evidence budget (issue 31: proportional, 0.5 s on this small database) is set above the
+    # query's own limit, so the query's time limit is what stops it
+    v = verify(_traj([(heavy, "n\n1\n(1 row)")]), task, _cfg(synth_db, query_time_limit_s=1.0, evidence_budget_floor_s=5.0))
     elapsed = time.monotonic() - start
     assert [r.value for r in v.reasons] == ["EVIDENCE_QUERY_FAILED"], v.details
     assert "time limit" in v.details["evidence"]["queries"][0]["why"]

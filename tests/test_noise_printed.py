@@ -104,7 +104,7 @@ def _assert_honest_filter_passes(tasks: list[Task], db: Path) -> None:
         output, sqls = _run_locally(db, code)
         assert output.startswith("rows in scope: 0\n"), (task.task_id, output[:200])
         v = verify(_abstain(task, code, output, sqls), task, config)
-        assert v.success, (task.task_id, [r.value for r in v.reasons], v.details["evidence"]["queries"])
+        assert v.success, (task.task_id, [r.value for r in v.reasons], v.details["evidence"]["budget"], v.details["evidence"]["queries"])
         used = [r for r in v.details["evidence"]["queries"] if r["status"] == "qualifies"]
         assert [r["origin"] for r in used] == ["python_output"], used
 

@@ -70,7 +70,8 @@ def test_cited_slow_evidence_is_cut_at_the_proportional_budget(synth_db: Path, s
     (on main: the whole 20 s budget, every query run). Now the budget is the task's proportional one,
     the queries past it are over budget (not run) and the verdict says EVIDENCE_BUDGET_EXCEEDED."""
     task = _noise_task(synth_tasks)
-    cfg = VerifyConfig(db_path=str(synth_db), query_time_limit_s=2.0, evidence_time_budget_s=20.0)
+    # a floor below the default (2 s): on this small database the slow queries must outrun it
+    cfg = VerifyConfig(db_path=str(synth_db), query_time_limit_s=2.0, evidence_time_budget_s=20.0, evidence_budget_floor_s=0.5)
     n = max_cited_steps()
     cite = ", ".join(f"[step {2 + i}]" for i in range(n))
     v = verify(_traj(task, synth_db, n, cite), task, cfg)

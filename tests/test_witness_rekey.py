@@ -49,8 +49,12 @@ def test_rekeyed_ids_are_holes_inside_the_base_range(demo_db: Path, demo_tasks: 
                     assert low < new["lab_event_id"] < top, (task.task_id, new["lab_event_id"])
                     assert con.execute("SELECT count(*) FROM lab_events WHERE lab_event_id = ?",
                                        [new["lab_event_id"]]).fetchone()[0] == 0
-                    # nothing but the fresh id changes
-                    assert {k: v for k, v in new.items() if k != "lab_event_id"} == {k: v for k, v in old.items() if k != "lab_event_id"}
+                    # nothing but fresh ids changes (the row's own id, and any other id-like column
+                    # whose invented value the base does not hold: a new specimen_id)
+                    assert {k: v for k, v in new.items() if not k.endswith("id")} == {k: v for k, v in old.items() if not k.endswith("id")}
+                    for k in old:
+                        if k.endswith("id") and k != "lab_event_id" and new[k] != old[k]:
+                            assert con.execute(f"SELECT count(*) FROM lab_events WHERE {k} = ?", [old[k]]).fetchone()[0] == 0, k
         # deterministic: the same mapping when computed afresh (another process would agree)
         from verifier.abstention import _rekey as witness_rekey
 

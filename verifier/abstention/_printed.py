@@ -195,7 +195,8 @@ def replay_limits(budget_left_s: float) -> PythonLimits:
                                       "max_output_chars": default.max_output_chars * REPLAY_OUTPUT_FACTOR})
 
 
-def replay(steps: Sequence[Step], upto: int, run_sql: RunSql, limits: PythonLimits) -> dict[int, PythonResult]:
+def replay(steps: Sequence[Step], upto: int, run_sql: RunSql, limits: PythonLimits,
+           timing: dict[str, float] | None = None) -> dict[int, PythonResult]:
     """Run the Python steps with index ``<= upto`` again, in order, in one fresh sandboxed worker.
 
     Args:
@@ -203,6 +204,8 @@ def replay(steps: Sequence[Step], upto: int, run_sql: RunSql, limits: PythonLimi
         upto: the last step index to run.
         run_sql: answers the code's ``db.sql`` queries (``verifier.pysandbox.RunSql``).
         limits: the worker's limits (``replay_limits``).
+        timing: when given, ``timing["startup_s"]`` is set to the wall seconds the sandboxed
+            worker took to start: the verifier's own cost, not the replayed code's (issue 31).
 
     Returns:
         ``{step index: PythonResult}``.
@@ -213,7 +216,10 @@ def replay(steps: Sequence[Step], upto: int, run_sql: RunSql, limits: PythonLimi
         WorkerDied: the worker could not even start.
     """
     out: dict[int, PythonResult] = {}
+    t0 = time.perf_counter()
     with PythonSandbox(run_sql, limits) as box:
+        if timing is not None:
+            timing["startup_s"] = time.perf_counter() - t0
         for s in steps:
             if s.kind == "python" and s.index <= upto:
                 out[s.index] = box.run(s.code, step=s.index)
@@ -328,15 +334,18 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
                 res = inner(sql)
                 seen.update(result_cells(res[1]))
                 return res
+        timing: dict[str, float] = {}
         try:
             out: dict[int, PythonResult] | None = replay(trajectory.steps, upto, run_sql,
-                                                         replay_limits(budget.time_budget_s - budget.spent_s))
+                                                         replay_limits(budget.time_budget_s - budget.spent_s), timing)
         except BudgetExhausted:
             out = None
         except (WorkerDied, SandboxUnavailable) as exc:
             close("failed", f"the sandboxed Python worker could not start to re-run the step: {exc}")
             return None
-        budget.charge(time.perf_counter() - t0 - (budget.spent_s - spent))
+        # the replayed code's own time: the wall seconds of the re-run less the worker's start-up (the
+        # verifier's cost, the same for every trajectory) and less its queries (charged as they ran)
+        budget.charge(max(0.0, time.perf_counter() - t0 - timing.get("startup_s", 0.0) - (budget.spent_s - spent)))
         if out is None or budget.exhausted:
             close("over_budget", f"re-running the Python steps spent the trajectory's evidence time budget of {budget.time_budget_s:g} s")
             return None
