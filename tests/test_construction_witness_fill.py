@@ -153,7 +153,7 @@ def test_generic_reasoning_does_not_name_key_terms(demo_built):
         assert not ok, t.task_id
 
 
-ITEM_MENTION = re.compile(r"\((?:lab item|ICU item|ICU procedure item|itemid) (\d+)\)")
+ITEM_MENTION = re.compile(r"\((?:lab item|ICU item|ICU procedure item|itemid|item) (\d+)\)")
 
 
 def test_questions_name_items_by_label(demo_built, demo_db):

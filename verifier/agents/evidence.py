@@ -88,7 +88,8 @@ def _has_column(table: str, column: str) -> bool:
 
 
 def _filtered_columns(sql: str) -> list[tuple[str, str, str, bool]]:
-    """``(table, column, literal text, is_string)`` of every ``column = literal`` filter in ``sql``.
+    """``(table, column, literal text, is_string)`` of every ``column = literal`` filter in ``sql``,
+    and of every literal of a ``column IN (literal, ...)`` filter.
 
     The column's table is its qualifier's table, else the first table of the
     query (CTE names excluded) whose schema has that column.
@@ -97,11 +98,16 @@ def _filtered_columns(sql: str) -> list[tuple[str, str, str, bool]]:
     ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
     tables = [t for t in tree.find_all(exp.Table) if t.name not in ctes]
     alias = {t.alias_or_name: t.name for t in tables}
-    out: list[tuple[str, str, str, bool]] = []
+    pairs: list[tuple[exp.Expression, exp.Expression]] = []
     for eq in tree.find_all(exp.EQ):
         col, lit = eq.this, eq.expression
         if isinstance(lit, exp.Column) and isinstance(col, exp.Literal):
             col, lit = lit, col
+        pairs.append((col, lit))
+    for in_ in tree.find_all(exp.In):  # "itemid IN (220734, 224331)": each listed value bounds the task
+        pairs += [(in_.this, lit) for lit in in_.expressions]
+    out: list[tuple[str, str, str, bool]] = []
+    for col, lit in pairs:
         if not (isinstance(col, exp.Column) and isinstance(lit, exp.Literal)):
             continue
         table = alias.get(col.table) if col.table else None
