@@ -96,6 +96,9 @@ def _normalise_every_synonym(text: str) -> str:
     from verifier.abstention._reasoning import _basic, normalise_numbers, rules
 
     out = normalise_numbers(_basic(text))
+    if rules().unit_after_number is not None:  # "11 d" -> "11 day" first (unit_abbreviations)
+        pat, names = rules().unit_after_number
+        out = pat.sub(lambda m: " " + names[m.group(1)], out)
     for pattern, repl, _ in rules().synonyms:
         out = pattern.sub(repl, out)
     return out
