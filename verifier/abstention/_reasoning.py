@@ -45,6 +45,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from ..contract import UnmetRequirement, load_toml
+from ._decoy import ENTITY_COLUMNS
 from ._patterns import Screened
 from ._small_cell import normalise_numbers
 
@@ -465,10 +466,6 @@ def _column_words(columns: list[str]) -> set[str]:
     return words
 
 
-#: scope keys of one patient's record: a requirement without them is about a population
-_ENTITY_SCOPE = {"patientid", "admissionid", "icuadmissionid", "subject_id", "hadm_id", "stay_id"}
-
-
 @lru_cache(maxsize=4096)
 def _requirement(req_json: str, question: str) -> _Requirement:
     req = UnmetRequirement.model_validate_json(req_json)
@@ -485,7 +482,7 @@ def _requirement(req_json: str, question: str) -> _Requirement:
     else:
         kind = req.level
     accepted = consistency_rules().accept.get(kind, ())  # type: ignore[union-attr]
-    if kind in ("record", "query") and not set(req.scope) & _ENTITY_SCOPE:
+    if kind in ("record", "query") and not set(req.scope) & ENTITY_COLUMNS:  # no patient, admission or stay
         # a population twin whose cohort is empty: "fewer than five qualify" is true of zero, and is the
         # five-unit rule's own wording (blind corpus c33: 0 patients, "fewer than five patients qualify")
         accepted = tuple(dict.fromkeys((*accepted, "few", "units_none")))

@@ -210,17 +210,20 @@ def candidates(text: str, toks: list) -> list:
     for i in range(1, len(toks)):  # "34/19", "670 mL minus 40 mL": the computation behind the value it equals
         if not (keep[i - 1] and keep[i]):
             continue
-        gap = (text, toks[i - 1].end, toks[i].start)
-        op = _DIVISION.fullmatch(*gap) or _OPERATION.fullmatch(*gap)
-        # "670-40": the sign is read with the number, so the gap is empty and the operation is a sum
-        sym = "/" if _DIVISION.fullmatch(*gap) else op["op"] if op else "+" if toks[i].value < 0 and not text[gap[1]:gap[2]].strip() else None
-        if sym is not None:
-            q = _apply(sym, toks[i - 1].value, toks[i].value)
-            if q is None:
-                continue
-            if any(j not in (i - 1, i) and keep[j] and abs(q - toks[j].value) <= 0.5 * 10.0 ** -toks[j].decimals
-                   for j in range(len(toks))):
-                keep[i - 1] = keep[i] = False
+        gap = text[toks[i - 1].end:toks[i].start]
+        op = _OPERATION.fullmatch(gap)
+        if _DIVISION.fullmatch(gap):
+            sym = "/"
+        elif op:
+            sym = op["op"]
+        elif toks[i].value < 0 and not gap.strip():
+            sym = "+"  # "670-40": the sign is read with the number, so the operation is a sum
+        else:
+            continue
+        q = _apply(sym, toks[i - 1].value, toks[i].value)
+        if q is not None and any(j not in (i - 1, i) and keep[j] and abs(q - toks[j].value) <= 0.5 * 10.0 ** -toks[j].decimals
+                                 for j in range(len(toks))):
+            keep[i - 1] = keep[i] = False
     return [t for i, t in enumerate(toks) if keep[i]]
 
 
