@@ -127,6 +127,15 @@ def test_c33_reasoning_forms():
     ok, d = check_reasoning(text, ketone)
     assert ok and not d["contradicts"], d
     assert check_reasoning("Ketone numeric values exist in many URGENT admissions [step 3].", ketone)[1]["contradicts"]
+    # a patient's value: "was recorded ...: fewer than five" is no gap of the field (adversary adv4's template)
+    drg = _r("value", "The HCFA DRG of admission 26228185 is billed but has no risk of mortality recorded.",
+             ["drg_codes.drg_mortality"], {"patientid": 10014354, "admissionid": 26228185, "drg_type": "HCFA"},
+             ["HCFA DRG", "mortality", "admission 26228185"], tables=("drg_codes",))
+    template = ("risk of mortality was recorded on the HCFA DRG billed for admission 26228185 of patient 10014354: none rec'd; "
+                "val NULL [step 1]. <5 qualify. Cohort risk of mortality was recorded on the HCFA DRG billed for admission "
+                "26228185 of patient 10014354: fewer than five pts/adm.")
+    question = "Report the DRG risk-of-mortality score (drg_mortality) of the HCFA DRG for patient 10014354, admission 26228185."
+    assert check_reasoning(template, drg, question)[1]["contradicts"]
 
     ast = _r("query", "Asparate Aminotransferase (AST) (itemid 50878) was measured during patient 10014354's hospital admission "
              "but never within the time window of ICU stay 39864867.", ["lab_events.chart_time", "icu_stays.in_time", "icu_stays.out_time"],

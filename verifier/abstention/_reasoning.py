@@ -654,9 +654,11 @@ def _unnegated(pattern: re.Pattern[str], clause: str, cr: ConsistencyRules) -> b
 
 
 def _assertion(clause: str, r: _Requirement, cr: ConsistencyRules, named_subject: bool, negated: bool) -> str:
-    """The kind of statement that the requirement is met in ``clause`` ("" when none). Existence
-    limited to too few units ("numeric values exist in fewer than 5 admissions", blind corpus c33)
-    states the gap, not that the requirement is met."""
+    """The kind of statement that the requirement is met in ``clause`` ("" when none). On a
+    population Value-level task, existence limited to too few units ("numeric values exist in fewer
+    than 5 admissions", blind corpus c33) states the gap, not that the requirement is met; on a
+    patient's task "fewer than five" says nothing of the field, so "X was recorded ...: fewer than
+    five" still asserts X (fresh adversary adv4's output-blind template)."""
     if _unnegated(cr.universal, clause, cr):
         return "complete"
     if _unnegated(cr.value, clause, cr):
@@ -665,7 +667,7 @@ def _assertion(clause: str, r: _Requirement, cr: ConsistencyRules, named_subject
         return "enough_units"
     if r.kind in ("record", "value", "value_population") and named_subject and not negated \
             and cr.existence.search(clause) and not cr.other_scope.search(clause) \
-            and not cr.gaps["few"].search(clause) \
+            and not (r.kind == "value_population" and cr.gaps["few"].search(clause)) \
             and not any(n not in r.numbers for n in _LONG_NUMBER.findall(clause)):
         return "item_exists"
     return ""
