@@ -114,3 +114,28 @@ def test_code_reading_time_or_randomness_is_nondeterministic(synth_db: Path, syn
         reasons, v.details["evidence"]["queries"])
     rec = [r for r in v.details["evidence"]["queries"] if r["origin"] == "python_output"][0]
     assert rec["status"] == "nondeterministic" and "twice" in rec["why"], rec
+
+
+def test_a_replay_is_charged_its_cpu_seconds_not_the_seconds_it_waited(synth_db: Path, synth_tasks: list) -> None:
+    """Issue 31 point 2, from CI of 320c3f1: an honest whole-table step was judged
+    ``EVIDENCE_BUDGET_EXCEEDED`` once in twenty re-scorings on a loaded machine, since each replay
+    was charged its wall seconds. A step that waits (as a step descheduled by the load does) is
+    charged nothing for the waiting: the four replays of a step that sleeps 0.8 s spend 3.2 wall
+    seconds, over the 2 s budget floor, and the abstention holds."""
+    task = _filterable(synth_tasks, 1, synth_db)[0]
+    traj = _abstain(task, "import time\ntime.sleep(0.8)\n" + _filter_in_python(task, synth_db), synth_db)
+    config = VerifyConfig(db_path=str(synth_db))
+    v = verify(traj, task, config)
+    assert config.evidence_budget_floor_s < 3.2 and v.details["evidence"]["budget"]["time_budget_s"] < 3.2
+    assert v.success, ([r.value for r in v.reasons], v.details["evidence"]["queries"])
+
+
+def test_a_replay_that_works_past_the_budget_is_over_budget(synth_db: Path, synth_tasks: list) -> None:
+    """The charge is real: a step whose own code spends about a CPU second (a loop), replayed on
+    the base, again, and on the overlays, passes the 2 s budget: ``EVIDENCE_BUDGET_EXCEEDED``."""
+    task = _filterable(synth_tasks, 1, synth_db)[0]
+    burn = "t = 0\nfor i in range(25_000_000):\n    t += i\n"
+    traj = _abstain(task, burn + _filter_in_python(task, synth_db), synth_db)
+    v = verify(traj, task, VerifyConfig(db_path=str(synth_db)))
+    reasons = [r.value for r in v.reasons]
+    assert not v.success and "EVIDENCE_BUDGET_EXCEEDED" in reasons, (reasons, v.details["evidence"]["queries"])

@@ -185,14 +185,33 @@ def printed_result(text: str) -> QueryResult:
 REPLAY_OUTPUT_FACTOR = 8
 
 
+#: A replay (all its steps together) may take this many times the evidence budget left in wall
+#: seconds (at least ``REPLAY_MIN_WALL_S``): the budget is charged in CPU seconds, and the wall
+#: limit only stops code that waits (``time.sleep``) without working; it is wide enough that a
+#: loaded machine does not stop steps whose own work fits the budget (issue 31 point 2).
+REPLAY_WALL_FACTOR = 4.0
+REPLAY_MIN_WALL_S = 5.0
+
+
 def replay_limits(budget_left_s: float) -> PythonLimits:
-    """The re-run's limits: the environment's defaults (CPU, memory), always under bubblewrap
-    with the interpreter's site-packages visible (read-only: pandas, numpy), an output cap
-    ``REPLAY_OUTPUT_FACTOR`` times the environment's, and a wall time per step of at most the
-    evidence budget left (at least 1 s)."""
+    """The re-run's limits: the environment's defaults (memory), always under bubblewrap with the
+    interpreter's site-packages visible (read-only: pandas, numpy), an output cap
+    ``REPLAY_OUTPUT_FACTOR`` times the environment's, a CPU time per step of at most the evidence
+    budget left (at least 1 s, the kernel's resolution), and a wall time for the whole replay
+    (``replay``) of at most ``REPLAY_WALL_FACTOR`` times that budget (at least
+    ``REPLAY_MIN_WALL_S``), both capped by the environment's own per-step limits.
+
+    Args:
+        budget_left_s: the trajectory's evidence budget left, CPU seconds.
+
+    Returns:
+        The limits of the replay's sandbox.
+    """
     default = PythonLimits(isolation="bwrap", site_packages=True)
-    return default.model_copy(update={"wall_s": max(1.0, min(default.wall_s, budget_left_s)),
-                                      "max_output_chars": default.max_output_chars * REPLAY_OUTPUT_FACTOR})
+    return default.model_copy(update={
+        "cpu_s": max(1.0, min(default.cpu_s, budget_left_s)),
+        "wall_s": min(default.wall_s, max(REPLAY_MIN_WALL_S, REPLAY_WALL_FACTOR * budget_left_s)),
+        "max_output_chars": default.max_output_chars * REPLAY_OUTPUT_FACTOR})
 
 
 def replay(steps: Sequence[Step], upto: int, run_sql: RunSql, limits: PythonLimits,
@@ -203,7 +222,9 @@ def replay(steps: Sequence[Step], upto: int, run_sql: RunSql, limits: PythonLimi
         steps: the trajectory's steps (SQL steps are skipped: they do not change Python state).
         upto: the last step index to run.
         run_sql: answers the code's ``db.sql`` queries (``verifier.pysandbox.RunSql``).
-        limits: the worker's limits (``replay_limits``).
+        limits: the worker's limits (``replay_limits``); ``limits.wall_s`` bounds the steps
+            together (counted after the worker's start-up): each step may take what the earlier
+            ones left, and a step past it gets the sandbox's ``TimeoutError``.
         timing: when given, ``timing["startup_s"]`` is set to the wall seconds the sandboxed
             worker took to start: the verifier's own cost, not the replayed code's (issue 31).
 
@@ -218,10 +239,13 @@ def replay(steps: Sequence[Step], upto: int, run_sql: RunSql, limits: PythonLimi
     out: dict[int, PythonResult] = {}
     t0 = time.perf_counter()
     with PythonSandbox(run_sql, limits) as box:
+        box.start()
         if timing is not None:
             timing["startup_s"] = time.perf_counter() - t0
+        deadline = time.perf_counter() + limits.wall_s
         for s in steps:
             if s.kind == "python" and s.index <= upto:
+                box.limits = limits.model_copy(update={"wall_s": max(0.05, deadline - time.perf_counter())})
                 out[s.index] = box.run(s.code, step=s.index)
     return out
 
@@ -298,8 +322,8 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
         witness: the (re-keyed) witness rows of the task's overlay.
         perturbations: the calibrated perturbations (``_noise._perturbations``).
         runner: a ``run_sql`` per database variant (``None``: the base).
-        budget: the trajectory's evidence budget; each replay's wall time beyond its queries
-            is charged to it too.
+        budget: the trajectory's evidence budget; each replay's CPU seconds (its steps' own
+            work, beyond its queries) are charged to it too.
         threshold, bounds: as ``_witness.compare``.
 
     Returns:
@@ -343,9 +367,15 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
         except (WorkerDied, SandboxUnavailable) as exc:
             close("failed", f"the sandboxed Python worker could not start to re-run the step: {exc}")
             return None
-        # the replayed code's own time: the wall seconds of the re-run less the worker's start-up (the
-        # verifier's cost, the same for every trajectory) and less its queries (charged as they ran)
-        budget.charge(max(0.0, time.perf_counter() - t0 - timing.get("startup_s", 0.0) - (budget.spent_s - spent)))
+        # the replayed code's own cost: the CPU seconds its steps spent in the worker (read from the
+        # host, issue 31 point 2: wall seconds grow with the machine's load), without the worker's
+        # start-up (the verifier's cost, the same for every trajectory) or its queries (charged as
+        # they ran, in the query process); wall seconds less both where /proc cannot be read
+        cpu = [r.cpu_s for r in (out or {}).values()]
+        if out is not None and cpu and all(c is not None for c in cpu):
+            budget.charge(sum(cpu))  # type: ignore[arg-type]
+        else:
+            budget.charge(max(0.0, time.perf_counter() - t0 - timing.get("startup_s", 0.0) - (budget.spent_s - spent)))
         if out is None or budget.exhausted:
             close("over_budget", f"re-running the Python steps spent the trajectory's evidence time budget of {budget.time_budget_s:g} s")
             return None

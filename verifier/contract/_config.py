@@ -103,7 +103,7 @@ class VerifyConfig(BaseModel):
     max_evidence_queries: int = Field(default=32, ge=1)
     evidence_time_budget_s: float = Field(default=30.0, gt=0)
     uncited_evidence_budget_s: float = Field(default=1.0, gt=0)
-    evidence_budget_floor_s: float = Field(default=2.0, gt=0)
+    evidence_budget_floor_s: float = Field(default=0.5, gt=0)
     evidence_budget_s_per_row: float = Field(default=1e-6, ge=0)
     display: DisplayConfig = Field(default_factory=DisplayConfig)
     check_reasoning: bool = True

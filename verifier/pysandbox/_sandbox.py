@@ -52,6 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..contract import InputError, SandboxUnavailable
 from . import _bwrap, _seccomp
+from ._cpu import tree_cpu_seconds
 from ._inprocess import encode_value as _encode
 from ._inprocess import mount_namespace_available, network_namespace_available
 
@@ -200,12 +201,16 @@ class PythonResult:
         error: error text (traceback, limit exceeded, worker died), or None.
         sql: the SQL statements the code ran successfully through ``db``, in order.
         restarted: the worker died during or before this step and was replaced.
+        cpu_s: CPU seconds the worker's process tree spent on the step, read from the host
+            (``_cpu.tree_cpu_seconds``; the queries it sent run in this process's query process
+            and are not included); ``None`` when ``/proc`` cannot be read.
     """
 
     output: str = ""
     error: str | None = None
     sql: list[str] = field(default_factory=list)
     restarted: bool = False
+    cpu_s: float | None = field(default=None, compare=False)
 
 
 #: ``run_sql(sql) -> (columns, rows, truncated)``; raises VerifierError subclasses on failure.
@@ -423,6 +428,16 @@ class PythonSandbox:
         })
 
     # ------------------------------------------------------------ public
+    def start(self) -> None:
+        """Start the worker now rather than on the first ``run`` (a no-op when it runs), so that
+        its start-up is not counted in a step's wall time.
+
+        Raises:
+            WorkerDied: the worker could not start.
+        """
+        if self._proc is None:
+            self._spawn()
+
     def run(self, code: str, step: int | None = None) -> PythonResult:
         """Run ``code`` in the episode's worker and return what it produced.
 
@@ -453,6 +468,12 @@ class PythonSandbox:
             self._spawn()
         executed: list[str] = []
         deadline = time.monotonic() + self.limits.wall_s
+        pid = self._proc.pid if self._proc is not None else None
+        cpu0 = tree_cpu_seconds(pid) if pid is not None else None
+
+        def cpu() -> float | None:  # read before a kill ends the tree
+            now = tree_cpu_seconds(pid) if pid is not None else None
+            return None if now is None or cpu0 is None else max(0.0, now - cpu0)
         try:
             self._send({
                 "op": "exec", "code": code, "step": self._step,
@@ -461,12 +482,13 @@ class PythonSandbox:
             while True:
                 msg = self._read(deadline)
                 if msg is None:
+                    spent = cpu()
                     self._kill()
                     self._lost = False
                     return PythonResult(
                         error=f"TimeoutError: the step exceeded its wall-time limit of {self.limits.wall_s:g} s. "
                         + STATE_LOST,
-                        sql=executed, restarted=True,
+                        sql=executed, restarted=True, cpu_s=spent,
                     )
                 op = msg.get("op")
                 if op == "query":
@@ -478,8 +500,10 @@ class PythonSandbox:
                     error = msg.get("error")
                     if notes:
                         error = "\n".join(notes + ([str(error)] if error else []))
-                    return PythonResult(output=out, error=str(error) if error else None, sql=executed, restarted=restarted)
+                    return PythonResult(output=out, error=str(error) if error else None, sql=executed,
+                                        restarted=restarted, cpu_s=cpu())
         except WorkerDied as exc:
+            spent = cpu()
             code_ = self._proc.poll() if self._proc is not None else None
             self._kill()
             why = str(exc)
@@ -489,7 +513,7 @@ class PythonSandbox:
                 why = f"the worker was killed by {name}"
                 if sig in (signal.SIGKILL, signal.SIGXCPU):
                     why += " (episode CPU-time or memory limit reached)"
-            return PythonResult(error=f"WorkerError: {why}. {STATE_LOST}", sql=executed, restarted=True)
+            return PythonResult(error=f"WorkerError: {why}. {STATE_LOST}", sql=executed, restarted=True, cpu_s=spent)
 
     def close(self) -> None:
         """Stop the worker and remove the temporary folder (if this sandbox made it)."""
