@@ -264,12 +264,14 @@ _SLOW_QUERY_RUN = r"""
 import json, sys
 from verifier.scoring import verify_batch
 from verifier.contract import Task
-from verifier.contract import Step, Trajectory
+from verifier.contract import Step, Trajectory, VerifyConfig
 task = Task.model_validate_json(sys.argv[2])
+# an evidence budget above the item's limit: the item's limit, not the budget, stops the query
+config = VerifyConfig(evidence_budget_floor_s=30.0)
 slow = "SELECT count(*) AS n FROM range(3000000000) a WHERE a % 7 = 3"
 traj = Trajectory(trajectory_id="slow", task_id=task.task_id, final_response="Answer: NULL\nReasoning: [step 1]",
                   steps=[Step(index=1, kind="sql", code=slow, output="n\n1\n(1 row)")])
-out = list(verify_batch([traj.model_dump_json()], [task], sys.argv[1], backend="serial", item_time_limit_s=1.0))
+out = list(verify_batch([traj.model_dump_json()], [task], sys.argv[1], backend="serial", config=config, item_time_limit_s=1.0))
 print(json.dumps(out[0]["reasons"]))
 """
 
