@@ -508,7 +508,8 @@ def test_memory_hungry_query_scores_failed_and_connections_survive(db: Path) -> 
     number, unit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0].split()
     limit_bytes = float(number) * 1024 ** ["KiB", "MiB", "GiB", "TiB"].index(unit) * 1024
     heavy = f"SELECT max(length(s)) FROM (SELECT string_agg(repeat('y', 500), ',') AS s FROM range({int(6 * limit_bytes / 500)}))"
-    v = verify(_traj([(heavy, "max\n1\n(1 row)")]), task, _cfg(db, query_time_limit_s=120))
+    # a budget above what the query uses before it runs out of memory: the memory limit, not the budget, stops it
+    v = verify(_traj([(heavy, "max\n1\n(1 row)")]), task, _cfg(db, query_time_limit_s=120, evidence_budget_floor_s=30))
     assert [r.value for r in v.reasons] == ["EVIDENCE_QUERY_FAILED"], v.details
     assert "memory" in v.details["evidence"]["queries"][0]["why"].lower()
     ov = overlay_for(db, task.reference.witness)
@@ -518,7 +519,8 @@ def test_memory_hungry_query_scores_failed_and_connections_survive(db: Path) -> 
         ov.con.execute(heavy).fetchall()
     assert ov.con.execute(GOOD).fetchall() == [(1,)]
     assert thread_connection(db) is con
-    assert _reasons(db, _traj([(heavy, "max\n1\n(1 row)"), (GOOD, None)])) == []  # a failed attempt, then good evidence
+    assert _reasons(db, _traj([(heavy, "max\n1\n(1 row)"), (GOOD, None)]), query_time_limit_s=120,
+                    evidence_budget_floor_s=30) == []  # a failed attempt, then good evidence
     assert con.execute("SELECT 1").fetchall() == [(1,)]
 
 
