@@ -238,7 +238,7 @@ def replay(steps: Sequence[Step], upto: int, run_sql: RunSql, limits: PythonLimi
     """
     out: dict[int, PythonResult] = {}
     t0 = time.perf_counter()
-    with PythonSandbox(run_sql, limits) as box:
+    with PythonSandbox(run_sql, limits, measure_cpu=True) as box:
         box.start()
         if timing is not None:
             timing["startup_s"] = time.perf_counter() - t0

@@ -203,7 +203,8 @@ class PythonResult:
         restarted: the worker died during or before this step and was replaced.
         cpu_s: CPU seconds the worker's process tree spent on the step, read from the host
             (``_cpu.tree_cpu_seconds``; the queries it sent run in this process's query process
-            and are not included); ``None`` when ``/proc`` cannot be read.
+            and are not included); ``None`` unless the sandbox measures it
+            (``measure_cpu``) or when ``/proc`` cannot be read.
     """
 
     output: str = ""
@@ -229,6 +230,9 @@ class PythonSandbox:
             its ``VerifierError`` messages are passed back to the code as
             ``DatabaseError``.
         limits: resource limits.
+        measure_cpu: read each step's CPU seconds from ``/proc`` (``PythonResult.cpu_s``; two
+            scans of the process table per step, so off unless a caller charges them: the
+            verifier's replays, ``abstention._printed``).
         folder: in_process only: the working folder on the host (created if
             None, named with this process's id, removed by ``close``, and by
             the next sandbox of any process when this process died first).
@@ -244,8 +248,10 @@ class PythonSandbox:
             cannot run here (the message says why and how to fix it).
     """
 
-    def __init__(self, run_sql: RunSql, limits: PythonLimits | None = None, folder: str | Path | None = None) -> None:
+    def __init__(self, run_sql: RunSql, limits: PythonLimits | None = None, folder: str | Path | None = None,
+                 *, measure_cpu: bool = False) -> None:
         self.run_sql = run_sql
+        self.measure_cpu = measure_cpu
         self.limits = limits or PythonLimits()
         self._bwrap: str | None = None
         if self.limits.isolation == "bwrap":
@@ -468,7 +474,7 @@ class PythonSandbox:
             self._spawn()
         executed: list[str] = []
         deadline = time.monotonic() + self.limits.wall_s
-        pid = self._proc.pid if self._proc is not None else None
+        pid = self._proc.pid if self._proc is not None and self.measure_cpu else None
         cpu0 = tree_cpu_seconds(pid) if pid is not None else None
 
         def cpu() -> float | None:  # read before a kill ends the tree
