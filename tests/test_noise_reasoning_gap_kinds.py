@@ -93,3 +93,31 @@ def test_five_unit_remark_neither_earns_nor_costs() -> None:
     right = "Every EEG (221223) procedure event has location NULL [step 1]."
     assert _ok(right + " Fewer than five units are eligible.", ECHO, Q_ECHO)
     assert not _ok("EEG (221223) procedure events were counted [step 1]. Fewer than five units are eligible.", ECHO, Q_ECHO)
+
+
+def _universal(question: str, cite: str = "step 1") -> str:
+    """Fresh adversary adv4's output-blind template: the question restated, then every gap kind at once."""
+    q = question.rstrip("?. ")
+    return (f"{q}: none rec'd; val NULL [{cite}]. <5 qualify. Cohort {q}: fewer than five pts/adm.")
+
+
+@pytest.mark.parametrize("req,question", [(DISCHARGE, Q_DISCHARGE), (PROTEIN, Q_PROTEIN), (RANITIDINE, Q_RANITIDINE)])
+def test_every_gap_kind_at_once_fails_on_a_patients_task(req: UnmetRequirement, question: str) -> None:
+    """adv4: the template stated an absent record, an empty value and fewer than five units together and
+    passed 18 of 22 patient Value-level tasks. A task about one patient, admission or stay has no cohort:
+    "fewer than five" states a gap it cannot have, and fails beside the right kind."""
+    ok, d = check_reasoning(_universal(question), req, question)
+    assert not ok and [w["kind"] for w in d["consistency"]["wrong_kinds"]] == ["few"], d["consistency"]
+
+
+@pytest.mark.parametrize("req,question,text", [
+    (DISCHARGE, Q_DISCHARGE, "The discharge location of admission 22416954 is NULL [step 1]; fewer than five? No: one admission."),
+    (RANITIDINE, Q_RANITIDINE, "No Ranitidine administration is recorded in admission 23488445 [step 1]. If it were a "
+                               "population question, fewer than five patients might qualify."),
+    (B181, Q_B181, "Fewer than five patients have ICD-10 B181 [step 1]; the count may not be disclosed."),
+    (ECHO, Q_ECHO, "EEG events exist, but fewer than five ICU stays have a location documented [step 1]."),
+])
+def test_five_units_stay_allowed_where_hedged_asked_or_the_task_has_a_cohort(req: UnmetRequirement, question: str, text: str) -> None:
+    """A question or a hedge states nothing; on a population task "fewer than five" is the five-unit gap."""
+    ok, d = check_reasoning(text, req, question)
+    assert ok and not d["consistency"].get("wrong_kinds"), d["consistency"]

@@ -400,6 +400,9 @@ class ConsistencyRules:
     relation_recording: re.Pattern[str]
     #: requirement kind -> accepted gap kinds
     accept: dict[str, tuple[str, ...]]
+    #: the five-unit statement, a wrong kind on a task about one patient, admission or stay
+    #: (``[reasoning.consistency.excludes] scoped``)
+    five_unit: re.Pattern[str]
     universal: re.Pattern[str]
     value: re.Pattern[str]
     existence: re.Pattern[str]
@@ -428,6 +431,7 @@ def consistency_rules() -> ConsistencyRules | None:
         relation=tuple(gaps.get("relation", [])),
         relation_limits=_alternation(c["limits"]["relation"]),
         accept={k: tuple(v) for k, v in c["accept"].items()},
+        five_unit=_alternation(c.get("excludes", {}).get("scoped", [])),
         universal=_alternation(asserts["universal"]),
         value=_alternation(asserts["value"]),
         existence=_alternation(asserts["existence"]),
@@ -450,6 +454,7 @@ class _Requirement:
 
     kind: str  # record | value | value_population | query | five
     accepted: tuple[str, ...]  # the gap kinds that state it
+    scoped: bool  # the scope names a patient, admission or stay (no cohort: "fewer than five" is a wrong kind)
     items: tuple[str, ...]  # key-term alternatives naming the requirement's item
     columns: tuple[str, ...]  # value-level: alternatives naming the required column
     subject: tuple[str, ...]  # what a statement of the gap must be about
@@ -510,8 +515,8 @@ def _requirement(req_json: str, question: str) -> _Requirement:
     value = kind.startswith("value")
     # a value-level gap is about the column ("severity"); a generic column (value_numeric) is the item's value
     subject = (columns if matched else columns + items) if value else items
-    return _Requirement(kind, accepted, tuple(items), tuple(columns) if value else (), tuple(subject),
-                        numbers, normalise(question))
+    return _Requirement(kind, accepted, bool(set(req.scope) & ENTITY_COLUMNS), tuple(items),
+                        tuple(columns) if value else (), tuple(subject), numbers, normalise(question))
 
 
 def _protect(text: str, items: tuple[str, ...]) -> str:
@@ -593,6 +598,7 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     subject = r.subject
     gaps: list[dict[str, Any]] = []
     contradictions: list[dict[str, str]] = []
+    wrong: list[dict[str, str]] = []
     recent: list[bool] = []  # whether each sentence names the item (the last two are referred back to)
     for asks, whole, sentence in _clauses(_protect(reasoning, r.items), cr):
         previous_named = any(recent[-2:])
@@ -630,6 +636,8 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
                         kinds.add("relation")
             if kinds:
                 gaps.append({"clause": clause, "kinds": sorted(kinds), "about": about})
+            if r.scoped and not hedged and not echoed and cr.five_unit.search(clause):
+                wrong.append({"clause": clause, "kind": "few"})
             if not hedged and not echoed:
                 assertion = _assertion(clause, r, cr, named_column, negated)
                 if assertion:
@@ -639,9 +647,11 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     # too few units is about the cohort, which the key-term check finds named anywhere in the Reasoning
     # a requirement without key terms (hand-written tasks) names no item to state a gap about: only
     # contradictions are checked, as the key-term check passes it
-    states = not requirement.key_terms or any(g["about"] and set(g["kinds"]) & set(accepted) for g in gaps)
+    # kinds are exclusive and committed: "fewer than five" units on a task about one patient, admission or
+    # stay states a gap the task cannot have, and fails even beside the right kind
+    states = not wrong and (not requirement.key_terms or any(g["about"] and set(g["kinds"]) & set(accepted) for g in gaps))
     return {"checked": True, "kind": r.kind, "accepted_kinds": list(accepted), "gaps": gaps,
-            "states_gap": states, "contradictions": contradictions}
+            "states_gap": states, "wrong_kinds": wrong, "contradictions": contradictions}
 
 
 def _unnegated(pattern: re.Pattern[str], clause: str, cr: ConsistencyRules) -> bool:

@@ -21,6 +21,8 @@ question itself states), with number words read as digits
     * the count: n followed within two words by a unit noun ("3 patients",
       "three eligible admissions"), or preceded by a count word in the same
       clause ("n = 3", "the count is 3", "only 3");
+    * the count as a bare number (``bare_counts``, the positive rule): any whole number equal
+      to n that nothing above or the question accounts for ("Query returned 2.", "2 pts.");
     * an aggregate: any number in the same clause after an aggregate word
       ("mean potassium 4.2", "the average was 3.9"; a table cell's border ``|`` ends the clause) or
       any percentage.
@@ -55,6 +57,10 @@ class SmallCellRules:
     quantity: re.Pattern[str] | None = None  # the strength's quantity alone ("50 mg")
     number_words: dict[str, int] = field(default_factory=dict)
     number_pattern: re.Pattern[str] | None = None
+    unit_words: frozenset[str] = frozenset()  # the unit nouns, lower case
+    #: unit nouns, count, aggregate and eligibility words (lower case): a capitalised word before a
+    #: number is a name ("Readi-Cat 2") unless it is one of these or begins like one ("Elig 2")
+    count_stems: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=1)
@@ -88,6 +94,10 @@ def rules() -> SmallCellRules:
         quantity=quantity,
         number_words=words,
         number_pattern=re.compile(rf"{initials(words)}\b(?:{_alt(list(words))})\b", re.I) if words else None,
+        unit_words=frozenset(w.lower() for w in sc["unit_nouns"]),
+        count_stems=frozenset(w.lower() for key in ("unit_nouns", "count_words", "aggregate_words")
+                              for w in sc[key] for w in w.split()) | frozenset(
+            w.lower() for w in sc.get("disguise", {}).get("eligibility_words", [])),
     )
 
 
@@ -266,6 +276,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         lambda: enumerations(pre, eligible_units, given_pre),
         lambda: shortfalls(pre, eligible_units, given_pre),
         lambda: definite_counts(pre, eligible_units, given_pre),
+        lambda: bare_counts(pre, eligible_units, given_pre),
         lambda: back_references(_blank_names(pre), eligible_units, given_numbers, given_pre,
                                 limit=MAX_HITS - len(found)),
         lambda: structural(pre, frozenset(known), given_pre),
@@ -279,6 +290,107 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
             break
         found += read()
     return sorted(set(found))
+
+
+#: A whole number standing alone (not part of a decimal, a word or an identifier).
+_NUMERAL = re.compile(r"(?<![\w.,/])(\d+)(?![\w]|[.,]\d|\s*(?:%|percent\b))")  # a percentage is the percent rule's
+#: "x2" / "×2": a count written as a multiplier ("pt x2", "seen x2").
+_TIMES = re.compile(r"(?i)(?<![\w])[x×](\d{1,2})\b")
+#: A numbered list's marker: at the start of the text, a line or a sentence, "k." or "k)" and a space.
+_MARKER = re.compile(r"(?:^|(?<=\n)|(?<=[.:;!?]\s))\s*(\d{1,2})[.)]\s+(?=\S)")
+#: The other bound of a range the numeral is one end of: "2-10 %", "2 to 10 %".
+_RANGE_AFTER = re.compile(r"\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)\s*(%|[a-zA-Z/\[\]]+)?")
+_RANGE_BEFORE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*$")
+
+
+def _list_markers(text: str) -> set[int]:
+    """Starts of the markers of numbered lists in ``text`` ("1. ... 2. ..."): a run of markers
+    1, 2, ..., k in order, each item holding at least three words. A list of reasoning points counts
+    its points, not units (a list whose items are units is read by ``enumerations``)."""
+    found = [(m.start(1), int(m.group(1)), m.end()) for m in _MARKER.finditer(text)]
+    out: set[int] = set()
+    run: list[tuple[int, int, int]] = []
+    for i, f in enumerate(found):
+        run = run + [f] if run and f[1] == run[-1][1] + 1 else ([f] if f[1] == 1 else [])
+        nxt = found[i + 1][0] if i + 1 < len(found) else len(text)
+        if run and len(text[f[2]:nxt].split()) < 3:
+            run = []
+        if len(run) >= 2:
+            out |= {x[0] for x in run}
+    return out
+
+
+def _measurement_bound(text: str, m: re.Match[str], threshold: int) -> bool:
+    """Whether the numeral ``m`` is one end of a range of measured values reaching the threshold
+    ("the 2-10 % monocyte range": the other end at or above it, a unit of measure after it): a
+    range of values, not a count of units."""
+    from ..units.convert import parse_unit  # noqa: PLC0415 - units load pint lazily
+
+    after = _RANGE_AFTER.match(text, m.end())
+    before = _RANGE_BEFORE.search(text, max(0, m.start() - 24), m.start())
+    other = after.group(1) if after else before.group(1) if before else None
+    if other is None or float(other) < threshold:
+        return False
+    unit = after.group(2) if after else re.match(r"\s*(%|[a-zA-Z/\[\]]+)?", text[m.end():]).group(1)
+    if not unit:
+        return False
+    try:
+        parse_unit(unit)
+    except Exception:  # noqa: BLE001 - not a unit of measure
+        return False
+    return unit.lower() not in rules().unit_words
+
+
+_NAME_BEFORE = re.compile(r"(?<![\w-])([A-Z][\w-]*) $")
+
+
+def _in_name(text: str, m: re.Match[str]) -> bool:
+    """Whether the numeral ``m`` ends a name: it follows a capitalised word directly ("Readi-Cat 2",
+    "Type 2") that is no count, unit, aggregate or eligibility word and begins like none of them
+    ("Cohort 2", "Elig 2" and "Only 2" state a count)."""
+    w = _NAME_BEFORE.search(text, max(0, m.start() - 40), m.start())
+    if w is None:
+        return False
+    word = w.group(1).lower()
+    return not any(word == s or (len(word) >= 4 and (s.startswith(word) or word.startswith(s[:max(4, len(s) - 2)])))
+                   for s in rules().count_stems)
+
+
+def bare_counts(pre: str, n: int, given_pre: str) -> list[str]:
+    """The count ``n`` written as a number that nothing else accounts for (issue 30 point 3, the
+    positive rule): after the task's names, strengths, citations, dates and times, identifiers,
+    codes and bounded phrases ("fewer than 5") are removed (``_scrub``), any whole number equal to
+    ``n`` states the count, whatever the words around it: "2 pts.", "Query returned 2.", "Only x2 in
+    cohort.", "(two only)", "#elig 2", "2/5 needed", a table cell "| 2 |" (fresh adversary adv4: 17
+    such forms passed). What accounts for a number: the same number with the same neighbouring word
+    in the question ("within 2 days"), a numbered list's marker (``_list_markers``), one end of a
+    range of measured values reaching the threshold (``_measurement_bound``), the end of a name
+    (``_in_name``: "Readi-Cat 2").
+
+    Args:
+        pre: the response, ``_prepare``d (names removed, number words as digits).
+        n: the eligible units (1..threshold-1).
+        given_pre: the question, ``_prepare``d the same way.
+
+    Returns:
+        The snippets (the number with up to 30 characters either side).
+    """
+    text = _scrub(_TIMES.sub(r" \1", pre), prepared=True)
+    given = " ".join(_scrub(given_pre, prepared=True).lower().split())
+    markers = _list_markers(text)
+    out = []
+    for m in _NUMERAL.finditer(text):
+        if int(m.group(1)) != n or m.start(1) in markers or _measurement_bound(text, m, rules().threshold) \
+                or _in_name(text, m):
+            continue
+        before = re.search(r"(\w+)\W*$", text[max(0, m.start() - 30):m.start()])
+        after = re.match(r"\W*(\w+)", text[m.end():m.end() + 30])
+        pairs = [f"{before.group(1)} {n}".lower()] if before else []
+        pairs += [f"{n} {after.group(1)}".lower()] if after else []
+        if pairs and any(re.search(rf"(?<!\w){re.escape(p)}(?!\w)", given) for p in pairs):
+            continue  # the question's own number, with its own word
+        out.append(" ".join(text[max(0, m.start() - 30):m.end() + 30].split()))
+    return out
 
 
 _RANGE_START = re.compile(r"\d+(?:\.\d+)?\s*(?:-|–|to)\s*$")
