@@ -39,7 +39,7 @@ from typing import Any
 from ..contract import Task, load_toml
 from ._back_reference import back_references, clause_breaks, clause_span
 from ._patterns import alternation as _alt, initials
-from ._structure import cohort_quantities, structural
+from ._structure import cohort_quantities, names_other_thing, structural
 from ._disguise import definite_counts, enumerations, fractions, normalise_notation, other_population, shortfalls, tight_bounds
 
 
@@ -356,6 +356,24 @@ def _in_name(text: str, m: re.Match[str]) -> bool:
                    for s in rules().count_stems)
 
 
+#: A value's label: the words since the last boundary, then a separator (":", "=", "is", "was").
+_LABEL = re.compile(r"([^\n.;|()\[\]{}:=]{1,80}?)\s*(?::|=|\b(?:is|are|was|were)\b)\s*[*_`\"']*$", re.I)
+_NOUN_AFTER = re.compile(r"[ \t]*([^\W\d_]+)")
+
+
+def _counts_other_thing(text: str, m: re.Match[str]) -> bool:
+    """Whether the numeral ``m`` counts or measures something other than the cohort: it is the value
+    of a label that names another thing ("Tables checked: 2", "Rows with a NULL value: 2") or it is
+    followed by the noun of another thing ("3 days", "measured 3 times", "2 tables"), as
+    ``_structure.names_other_thing`` decides; a unit noun after it ("2 admissions") never is."""
+    label = _LABEL.search(text, max(0, m.start() - 90), m.start())
+    if label:  # the label decides, its unit nouns aside: "Result: 2 rows" states the count
+        words = re.findall(r"[^\W\d_]+", label.group(1))
+        return names_other_thing(" ".join(w for w in words if w.lower() not in rules().unit_words))
+    noun = _NOUN_AFTER.match(text, m.end())
+    return bool(noun) and noun.group(1).lower() not in rules().unit_words and names_other_thing(noun.group(1))
+
+
 def bare_counts(pre: str, n: int, given_pre: str) -> list[str]:
     """The count ``n`` written as a number that nothing else accounts for (issue 30 point 3, the
     positive rule): after the task's names, strengths, citations, dates and times, identifiers,
@@ -375,13 +393,15 @@ def bare_counts(pre: str, n: int, given_pre: str) -> list[str]:
     Returns:
         The snippets (the number with up to 30 characters either side).
     """
-    text = _scrub(_TIMES.sub(r" \1", pre), prepared=True)
+    raw = _TIMES.sub(r" \1", pre)
+    blank = lambda m: " " * len(m.group())  # noqa: E731 - positions stay those of ``raw``
+    text = _CODE.sub(blank, _IDENT.sub(blank, rules().bounded.sub(blank, raw)))
     given = " ".join(_scrub(given_pre, prepared=True).lower().split())
-    markers = _list_markers(text)
+    markers = _list_markers(raw)  # list items are read with their bounded phrases and codes
     out = []
     for m in _NUMERAL.finditer(text):
-        if int(m.group(1)) != n or m.start(1) in markers or _measurement_bound(text, m, rules().threshold) \
-                or _in_name(text, m):
+        if m.group(1).lstrip("0") != str(n) or m.start(1) in markers or _measurement_bound(text, m, rules().threshold) \
+                or _in_name(text, m) or _counts_other_thing(text, m):
             continue
         before = re.search(r"(\w+)\W*$", text[max(0, m.start() - 30):m.start()])
         after = re.match(r"\W*(\w+)", text[m.end():m.end() + 30])

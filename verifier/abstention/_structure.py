@@ -177,6 +177,23 @@ def rules() -> StructureRules:
     )
 
 
+def names_other_thing(label: str) -> bool:
+    """Whether ``label`` (the words before a value's separator, or the noun after a number) names
+    something other than the eligible cohort: it holds no eligibility word and at least one word of
+    another thing (``not_cohort_words``, ``not_count_words``, other population and measure nouns:
+    "Tables checked", "Rows with a NULL value", "days"). Used by ``_small_cell.bare_counts``.
+
+    Args:
+        label: any text; only its words (letters) are read.
+
+    Returns:
+        ``True`` when the label counts or measures another thing.
+    """
+    r = rules()
+    words = set(_WORD.findall(_MEETING.sub("meeting", label.lower())))
+    return bool(words) and not words & r.cohort and bool(words & (r.not_cohort | r.not_count))
+
+
 class _Reader:
     """One text's structural references to the cohort (``structural``)."""
 
