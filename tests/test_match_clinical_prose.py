@@ -65,6 +65,7 @@ def test_a_scale_never_rescues_a_wrong_or_hedged_answer(answer):
 @pytest.mark.parametrize("answer", [
     "2.1, corrected: 2.8", "2.1 — no, 2.8", "2.1 - no, 2.8", "2.1 (corrected to 2.8)", "2.1; correction: 2.8",
     "2.1, sorry, 2.8", "2.1 -- no, 2.8",
+    "2.1 no: 2.8", "2.1\n\nFinal: 2.8", "2.1\nCorrection: 2.8",   # fresh adversary adv4: "R no: W" was R
 ])
 def test_a_self_correction_commits_to_the_last_value(answer):
     assert _ok(answer)
@@ -73,6 +74,7 @@ def test_a_self_correction_commits_to_the_last_value(answer):
 @pytest.mark.parametrize("answer", [
     "2.8, corrected: 2.1", "2.8 — no, 2.1", "2.8 (corrected to 2.1)",   # R, corrected: W is W
     "2.1, corrected: 2.8 or 3.0", "2.1, corrected: maybe 2.8", "2.1 or, corrected: 2.8",
+    "2.8 no: 2.1", "2.8\n\nFinal: 2.1", "2.8\nCorrection: 2.1",      # adv4 5a: "R no: W" was credited R
 ])
 def test_a_self_correction_to_a_wrong_value_or_a_hedge_fails(answer):
     assert not _ok(answer)
@@ -103,7 +105,8 @@ def test_a_second_date_under_a_convention_is_a_hedge_or_wrong(answer):
 
 _WRONG = st.sampled_from(["2.1", "3.4", "0.9", "2.7"])
 _JOIN = st.sampled_from([", corrected: ", " — no, ", " (corrected to ", "; correction: ", " or ", " vs ", " / ",
-                         " (scale 1 = minor to 4 = extreme) ", " (if counted from day 1: ", ", actually "])
+                         " (scale 1 = minor to 4 = extreme) ", " (if counted from day 1: ", ", actually ",
+                         " no: ", "\n\nFinal: ", " no "])
 _TAIL = st.sampled_from(["", ")", " (scale 1 = minor to 4 = extreme)", ", over 15 admissions", " (n = 15)"])
 
 

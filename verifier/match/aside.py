@@ -156,14 +156,26 @@ def parenthetical_spans(text: str, after: int) -> list[tuple[int, int]]:
 
 
 #: A self-correction between two values (issue 32): "X, corrected: Y", "X (corrected to Y)",
-#: "X - no, Y", "X; correction: Y", "X, I mean Y", "X -> Y". Punctuation must come before the word, so a
-#: correction is a statement of the Answer, never a word inside a description.
+#: "X - no, Y", "X; correction: Y", "X, I mean Y", "X -> Y", "X no: Y", "X\n\nFinal: Y" (fresh adversary adv4
+#: found "R no: W" credited R). Punctuation or a space comes before the word and punctuation after it
+#: (except "actually," / "I mean"), so a correction is a statement of the Answer.
 _SELF_CORRECTION = re.compile(
-    r"(?i)(?:[,;:(]|\s[—–-]{1,2})\s*(?:(?:corrected|correction|revised|amended)\b\s*(?:to\b|:|,|[—–-])|"
-    r"(?:no|sorry|wait|i\s+mean)\s*[,:;—–-]|actually\s*[,:]|i\s+mean\b)"
+    r"(?i)(?:[,;:(]|\s[—–-]{1,2}|\s)\s*(?:(?:corrected|correction|revised|amended)\b\s*(?:to\b|:|,|[—–-])|"
+    r"(?:no|sorry|wait|i\s+mean|final(?:\s+answer)?)\s*[,:;—–-]|actually\s*[,:]|i\s+mean\b)"
     # an arrow from a value to its replacement: "12.1 -> 12.4", "9978 mL → -22 mL" (blind corpus c32b)
     r"|\s*(?:-+>|=>|→|⟶|⇒)\s*"
 )
+
+
+_CORRECTION_LABEL = re.compile(r"(?i)\s*(?:final(?:\s+answer)?|corrected|correction|revised|amended|update[d]?|"
+                               r"no|sorry|wait|actually|i\s+mean)\s*")
+
+
+def correction_label(label: str) -> bool:
+    """Whether ``label`` (a ``label: value`` line's label) announces a correction of what came before
+    ("Final: 2.1", "Correction: 2.1", "No: 2.1"): such a line is no detail of the lead
+    (``verifier.match.lead``); the whole Answer is read and :func:`after_correction` commits to it."""
+    return _CORRECTION_LABEL.fullmatch(label) is not None
 
 
 def after_correction(text: str, toks: Sequence) -> list:

@@ -98,7 +98,7 @@ _COMPARISON_BEFORE = re.compile(
 )
 _CITE = re.compile(r"(?i)[\[(]\s*steps?\b[^\])]*[\])]")
 _ID_BEFORE = re.compile(
-    r"(?i)(?:\b(?:patient|subject|admission|hadm|stay|icustay|icu\s+stay|id|mrn|no|drg|icd|code|itemid|item|"
+    r"(?i)(?:\b(?:patient|subject|admission|hadm|stay|icustay|icu\s+stay|id|mrn|no(?=\s*[.#])|drg|icd|code|itemid|item|"
     r"specimen|isolate|order|emar|hcpcs|cpt|ndc|version|seq)\b|#)"
     r"[\s_]*(?:id\b)?[\s:#=._]*(?:\(\s*)?(?:(?:is|was)\s+)?$"
 )

@@ -31,6 +31,7 @@ from typing import Any
 import sqlglot
 import sqlglot.errors
 
+from .aside import correction_label
 from .commit import hedge_word
 
 #: JSON keys that name the answer itself (the rest of the object is context).
@@ -109,8 +110,8 @@ def _from_lines(text: str, columns: tuple[str, ...]) -> str | None:
     labels = [_LABEL_LINE.match(ln) for ln in details]
     if not all(labels):
         return None
-    if any(hedge_word(m["label"]) is not None for m in labels if m):
-        return None  # 'alternatively: 14.9', 'or: ...' are a second candidate, not a detail
+    if any(hedge_word(m["label"]) is not None or correction_label(m["label"]) for m in labels if m):
+        return None  # 'alternatively: 14.9' is a second candidate, 'Final: 14.9' a correction, not a detail
     wanted = {_norm(c) for c in columns}
     named = [m for m in labels if m and _norm(m["label"]) in wanted]
     if len(named) == 1:
