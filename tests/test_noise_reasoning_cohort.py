@@ -71,3 +71,49 @@ def test_only_the_items_own_id_names_it(other: int) -> None:
     """An item id names the item only when it is the id the requirement writes after the item's label."""
     assert not check_reasoning(f"No result of item {other} falls in admission 2200 [step 1].", LIPASE)[0]
     assert check_reasoning("No result of item 50956 falls in admission 2200 [step 1].", LIPASE)[0]
+
+
+# ---- another task's reasoning on this task's evidence (fresh adversary adv5, policy P4: the oracle's
+# reasoning of the next task passed 15 of 120 real-demo Noise tasks; each case below passed before) ----
+
+ULTRASOUND = _req("Ultrasound (itemid 221217) events exist, but fewer than five ICU stays have a location documented "
+                  "for them.", ["Ultrasound", "location", "fewer than five"])
+D5NS = _req("D5NS prescriptions exist, but fewer than five admissions have doses per 24 hours recorded for them.",
+            ["D5NS", "doses per 24 hours", "fewer than five"])
+RDW = _req("Fewer than five admissions with ICD-9 diagnosis 99931 have a RDW result, so no aggregate may be reported.",
+           ["RDW", "99931", "fewer than five"])
+EPO = _req("Fewer than five admissions have Epoetin Alfa administered after their first abnormal INR(PT).",
+           ["Epoetin Alfa", "after", "abnormal INR(PT)", "fewer than five"])
+SECOND = UnmetRequirement(level="value", statement="The second admission of patient 10039997 (admission 21390688) has "
+                          "no discharge location recorded.", tables=["admissions"], columns=["admissions.discharge_location"],
+                          scope={}, key_terms=["discharge location", "second admission|admission 21390688"])
+
+OTHER_TASKS = [
+    (ULTRASOUND, "Extubation (itemid 227194) events exist, but fewer than five ICU stays have a location documented "
+                 "for them [step 1]."),
+    (D5NS, "Glucagon prescriptions exist, but fewer than five admissions have doses per 24 hours recorded for them "
+           "[step 1]."),
+    (RDW, "Fewer than five admissions with ICD-9 diagnosis 1985 (Secondary malignant neoplasm of bone) have a RDW "
+          "result, so no aggregate may be reported [step 1]."),
+    (EPO, "Fewer than five admissions have Haloperidol administered after their first abnormal Glucose [step 1]."),
+    (SECOND, "The fifth admission of patient 10014354 (admission 22502504) has no discharge location recorded [step 1]."),
+]
+
+
+@pytest.mark.parametrize("req,text", OTHER_TASKS)
+def test_another_tasks_requirement_is_not_this_one(req: UnmetRequirement, text: str) -> None:
+    """A missing name (an item, drug, code) is excused by the cohort rule only when another name of the
+    requirement is said and no identifier of another item is; a term's name words and its ordinal must
+    be said ("abnormal Glucose" does not name "abnormal INR(PT)", "fifth admission" not "second admission")."""
+    assert check_reasoning(text, req)[0] is False, check_reasoning(text, req)[1]
+
+
+@pytest.mark.parametrize("req,text", [
+    (ULTRASOUND, "Ultrasound procedure events are charted, but fewer than five ICU stays have a location [step 1]."),
+    (D5NS, "Fewer than five admissions have a doses-per-24-hours value on their D5NS prescriptions [step 2]."),
+    (RDW, "Fewer than five admissions coded 99931 have an RDW drawn [step 1]."),
+    (EPO, "Fewer than five admissions got Epoetin Alfa after the first abnormal INR [step 2]."),
+    (SECOND, "The patient's second admission has an empty discharge location [step 1]."),
+])
+def test_the_tasks_own_requirement_is_still_named(req: UnmetRequirement, text: str) -> None:
+    assert check_reasoning(text, req)[0] is True, check_reasoning(text, req)[1]

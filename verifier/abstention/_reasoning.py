@@ -75,6 +75,8 @@ class ReasoningRules:
     hedge: re.Pattern[str] | None = None
     not_hedge: re.Pattern[str] | None = None
     min_hedged_modes: int = 0
+    #: ``selecting_words``: an ordinal of a key term must itself be named
+    selecting: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=1)
@@ -95,6 +97,7 @@ def rules() -> ReasoningRules:
         min_fuzzy_length=int(rs["min_fuzzy_length"]),
         min_prefix_length=int(rs.get("min_prefix_length", 4)),
         word_fraction=float(rs["word_fraction"]),
+        selecting=frozenset(normalise_numbers(w.lower()) for w in rs.get("selecting_words", [])),
         stopwords=frozenset(w.lower() for w in rs.get("stopwords", [])),
         synonyms=syn,
         unit_after_number=(re.compile(rf"(?<=\d) ({'|'.join(sorted(map(re.escape, ua), key=len, reverse=True))})\b"), dict(ua))
@@ -202,16 +205,22 @@ def _alternative_named(alt: str, text: str, tokens: list[str], token_set: set[st
         return True
     if re.search(rf"\b{re.escape(' '.join(content))}\b", text):
         return True
+    if any(w in r.selecting and w not in token_set for w in content):
+        return False  # "second admission" is not named by "the fifth admission"
+
+    def said(w: str) -> bool:
+        return (w in token_set or (len(w) >= r.min_prefix_length and any(t.startswith(w) for t in tokens))
+                or (len(w) >= r.min_fuzzy_length and process.extractOne(w, tokens, scorer=fuzz.ratio, score_cutoff=r.threshold)
+                    is not None))
+
+    # the term's name (its capitalised words: "INR" of "abnormal INR(PT)") is what the term is about:
+    # one of them must be said (fresh adversary adv5: "abnormal Glucose" named "abnormal INR(PT)")
+    name = [w for tok in re.findall(r"[^\W_]+", alt) if any(ch.isupper() for ch in tok)
+            for w in normalise(tok).split() if w in content]
+    if name and not any(said(w) for w in name):
+        return False
     need = max(1, math.ceil(r.word_fraction * len(content)))
-    named = 0
-    for w in content:
-        if w in token_set:
-            named += 1
-        elif len(w) >= r.min_prefix_length and any(t.startswith(w) for t in tokens):
-            named += 1
-        elif len(w) >= r.min_fuzzy_length and process.extractOne(w, tokens, scorer=fuzz.ratio, score_cutoff=r.threshold):
-            named += 1
-    return named >= need
+    return sum(1 for w in content if said(w)) >= need
 
 
 _ACRONYM = re.compile(r"^(?P<name>.*?)\s*\((?P<abbr>[A-Z][A-Za-z0-9/&-]{1,11})\)\s*$")
@@ -315,7 +324,7 @@ def check_reasoning(reasoning: str, requirement: UnmetRequirement, question: str
             else:
                 implied = []
     # a population requirement stated as too few units of a cohort named by most of its terms
-    cohort = _cohort_named(requirement.key_terms, named, missing)
+    cohort = _cohort_named(requirement.key_terms, named, missing, reasoning, where)
     if cohort:
         named, missing = named + missing, []
     foreign = foreign_concepts(reasoning, requirement, question)
@@ -333,11 +342,13 @@ def check_reasoning(reasoning: str, requirement: UnmetRequirement, question: str
 _FEWER_THAN_THRESHOLD = re.compile(r"\bfewer than 5\b")
 
 
-def _cohort_named(terms: list[str], named: list[str], missing: list[str]) -> bool:
+def _cohort_named(terms: list[str], named: list[str], missing: list[str], reasoning: str = "", where: str = "") -> bool:
     """The five-unit requirement named with its cohort: the "fewer than five" term is named and at
     least half (rounded up, at least one) of the other key terms that are words, not bare numbers
     ("Ramelteon", "after", "abnormal Hematocrit"; a threshold such as "203" identifies no cohort on
-    its own): a Reasoning that says too few units of a cohort it identifies states the requirement,
+    its own); a missing name (``_is_name``: "Lipase", "K8590") only when another name of the
+    requirement is named and the Reasoning names no identifier or code of its own
+    (``_foreign_identifiers``), and never a scope identifier: a Reasoning that says too few units of a cohort it identifies states the requirement,
     even when it leaves out a term its wording implies ("fewer than five admissions qualify when the
     Ramelteon times are compared with the first abnormal Hematocrit"; the held-out demo corpus of
     issue 17). A missing scope identifier is never excused here."""
@@ -345,11 +356,40 @@ def _cohort_named(terms: list[str], named: list[str], missing: list[str]) -> boo
         return False
     if any(_scope_kind(t) is not None for t in missing):
         return False
+    if any(_is_name(t) for t in missing) and not (any(_is_name(t) for t in named if not _FEWER_THAN_THRESHOLD.search(normalise(t)))
+                                               and not _foreign_identifiers(reasoning, where)):
+        return False
     words = [t for t in terms if not _FEWER_THAN_THRESHOLD.search(normalise(t)) and not _BARE_NUMBER.match(normalise(t))]
     return bool(words) and sum(t in named for t in words) >= math.ceil(len(words) / 2)
 
 
 _BARE_NUMBER = re.compile(r"^[\d. ]+$")
+
+
+#: An identifier or code in a Reasoning: three or more digits, or four or more letters and digits holding a
+#: digit ("227194", "K8590", "1985"), outside dates, times and step citations.
+_IDENTIFIER = re.compile(r"(?<![\w.])(?=[A-Za-z]*\d)[A-Za-z\d]{3,}(?![\w.])")
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?|\d{1,2}:\d{2}(?::\d{2})?")
+_STEP_CITE = re.compile(r"(?i)\bsteps?\s*\d+(?:\s*(?:-|–|,|and|to)\s*\d+)*")
+
+
+def _foreign_identifiers(reasoning: str, where: str) -> list[str]:
+    """Identifiers and codes the Reasoning names that neither the question nor the requirement's
+    statement (``where``) holds: "itemid 227194" on a task about item 221217, "ICD-9 1985" on one
+    about 99931. Such a Reasoning speaks of another item, so the cohort rule excuses none of its
+    missing names."""
+    text = _STEP_CITE.sub(" ", _DATE_TIME.sub(" ", reasoning))
+    own = {m.lower() for m in _IDENTIFIER.findall(_DATE_TIME.sub(" ", where))}
+    return [m for m in _IDENTIFIER.findall(text) if m.lower() not in own and not m.isalpha()]
+
+
+def _is_name(term: str) -> bool:
+    """Whether a key term names an entity (an item, drug, diagnosis or code label as the question
+    writes it, holding a capital letter or a digit: "Ultrasound", "D5NS", "RDW", "99931"), not a
+    relation or a field ("after", "location"): a name is what the requirement is about, so the
+    cohort rule never excuses it (fresh adversary adv5: "Extubation ... fewer than five ICU stays
+    have a location" named the Ultrasound task's requirement)."""
+    return any(ch.isupper() for ch in term) or _IDENTIFIER.search(term) is not None
 
 
 _ITEM_AFTER = r"\s*\((?:lab |icu |chart )?item(?: ?id)?[ #:]*(\d+)\)"
