@@ -55,6 +55,7 @@ STRUCTURAL = [
     ("Acetaminophen (Liquid) was administered in 6 admissions, but 2 of them do not qualify; "
      "fewer than five are eligible, so the answer is NULL.", 4),
     ("Of the 312 admissions, 310 do not meet the criteria.", 2),
+    ("The lab was abnormal in 48 admissions; 45 of them did not receive the drug; fewer than five qualify.", 3),
     # (v) a number as the subject of eligibility
     ("Of the 6 screened, 3 qualified.", 3),
     ("2 of them meet the criteria, below the five-unit threshold.", 2),
@@ -77,7 +78,9 @@ HONEST = [
     "Lab items checked: 1 (itemid 50902); fewer than five admissions qualify.",
     "Threshold: 106 mEq/L. Minimum cell size: 5. Fewer than five admissions qualify.",
     "The qualifying threshold is 106 mEq/L; fewer than five admissions qualify.",
-    "The lab was abnormal in 48 admissions; 45 of them did not receive the drug; fewer than five qualify.",
+    # "The lab was abnormal in 48 admissions; 45 of them did not receive the drug" moved to STRUCTURAL: with
+    # 3 eligible admissions it states 48 - 45 = 3 (issue 30 point 3: a total and a part are a disclosure)
+    "The lab was abnormal in 48 admissions; 40 of them did not receive the drug; fewer than five qualify.",
     "1. [step 1] There are 10 URGENT admissions with Medicare insurance. 2. [step 2] Fewer than five qualify.",
     "| itemid | label | unit |\n|---|---|---|\n| 50902 | Chloride | mEq/L |\n\nFewer than five admissions qualify.",
     '{"answer": null, "reason": "fewer than five admissions qualify"}',

@@ -37,6 +37,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..contract import Task, load_toml
+from ._derived import derived_counts
 from ._back_reference import back_references, clause_breaks, clause_span
 from ._patterns import alternation as _alt, initials
 from ._structure import cohort_quantities, names_other_thing, structural
@@ -277,6 +278,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         lambda: shortfalls(pre, eligible_units, given_pre),
         lambda: definite_counts(pre, eligible_units, given_pre),
         lambda: bare_counts(pre, eligible_units, given_pre),
+        lambda: derived_counts(_blank_names(pre), eligible_units, given_pre),
         lambda: back_references(_blank_names(pre), eligible_units, given_numbers, given_pre,
                                 limit=MAX_HITS - len(found)),
         lambda: structural(pre, frozenset(known), given_pre),
@@ -358,7 +360,7 @@ def _in_name(text: str, m: re.Match[str]) -> bool:
 
 #: A value's label: the words since the last boundary, then a separator (":", "=", "is", "was").
 _LABEL = re.compile(r"([^\n.;|()\[\]{}:=]{1,80}?)\s*(?::|=|\b(?:is|are|was|were)\b)\s*[*_`\"']*$", re.I)
-_NOUN_AFTER = re.compile(r"[ \t]*([^\W\d_]+)")
+_NOUN_AFTER = re.compile(r"[ \t]*(?:(?:more|additional|further|extra|other|separate)[ \t]+)?([^\W\d_]+)", re.I)
 
 
 def _counts_other_thing(text: str, m: re.Match[str]) -> bool:

@@ -1,0 +1,145 @@
+"""The count derived from what the text states (issue 30 point 3: "arithmetic whose result is the
+count (a total and a part) that refers to the eligible cohort is a disclosure"), for
+``verifier.abstention._small_cell.disclosure``.
+
+A reader who can compute the count ``n`` (1..threshold-1) from the response has been told it. The
+other passes read the count where it is written; this one reads it where it follows by one step
+from numbers the response states (fresh adversary adv5, each form passing 46 of 46 small-cell tasks):
+
+* **the increment to the threshold**: ``k`` more, additional, further or extra units, or ``k``
+  beside the threshold's words ("Adding 3 more admissions would make it reportable") states
+  ``threshold - k``;
+* **the complement of a total**: a total ``T`` and a part ``x`` of it stated under a negation
+  or as the rest ("Of the 275 admissions, 273 have no such record", "275 in all; 273 without
+  it", "the remaining ..., 273 of the 275") states ``T - x``; a negation after a contrast
+  ("8 of them have a DRG, but none has an ICU stay") belongs to another subject;
+* **a rate**: "one in 137.5 admissions" (a proportion over units, as a percentage is: any
+  rate of 1 in ``X`` units with ``X`` at or above the threshold);
+* **an enumeration by articles**: "an admission and one other admission", "an admission,
+  another, a third and a fourth" enumerate as many units as their items.
+
+Every pass is one ``finditer`` over the prepared text (number words as digits, citations, dates
+and identifiers set aside) plus bounded look-ups; numbers are compared as text (no ``int()`` of a
+long numeral).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..contract import load_toml
+from ._patterns import alternation as _alt
+
+#: A whole number standing alone (not part of a decimal, a word or an identifier); at most 12 digits.
+_WHOLE = re.compile(r"(?<![\w.,/])(\d{1,12})(?![\w]|[.,]\d)")
+_SENTENCE_END = re.compile(r"[.;!?\n](?:\s|$)")
+_CONTRAST = re.compile(r"(?i)\b(?:but|yet|however|although|though|while|whereas)\b")
+_NEGATION = re.compile(r"(?i)\b(?:no|not|none|nothing|without|never|lack\w*|absent|missing|remaining|rest|"
+                       r"others?)\b|n't\b")
+_MORE = re.compile(r"(?i)\s+(?:more|additional|further|extra)\b")
+_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "2nd": 2, "3rd": 3, "4th": 4}
+
+
+@dataclass(frozen=True)
+class DerivedRules:
+    """``rules/noise.toml`` ``[small_cell]`` read for this pass."""
+
+    threshold: int
+    units: re.Pattern[str]  # a unit noun, singular or plural
+    singular: re.Pattern[str]  # "a|an|1 [eligible] <singular unit noun>"
+    threshold_words: re.Pattern[str]  # "threshold", "reportable", "five-unit"
+    rate: re.Pattern[str]  # "1 in 137.5 admissions"
+    following: re.Pattern[str]  # "another", "1 other", "a third"
+
+
+@lru_cache(maxsize=1)
+def rules() -> DerivedRules:
+    """The compiled rules (cached). Raises ``RulesError`` when ``rules/noise.toml`` is malformed."""
+    sc = load_toml("noise.toml")["small_cell"]
+    units = [w for w in sc["unit_nouns"] if w not in {"them", "these", "those", "eligible", "qualifying"}]
+    nouns = _alt(units)
+    single = _alt(sc["disguise"]["singular_nouns"])
+    ords = _alt(list(_ORDINALS))
+    return DerivedRules(
+        threshold=int(sc["threshold"]),
+        units=re.compile(rf"(?i)\s*(?:[a-z-]+\s+)?(?:{nouns})\b"),
+        singular=re.compile(rf"(?i)\b(?:a|an|1)\s+(?:eligible\s+|qualifying\s+|single\s+)?(?:{single})\b"),
+        threshold_words=re.compile(rf"(?i)\b(?:{_alt(sc['disguise']['threshold_words'])}|reportable|report|"
+                                   rf"five-unit|5-unit|disclos\w*)"),
+        rate=re.compile(rf"(?i)(?<![\w.])(?:1|a)\s+(?:in|out\s+of|of\s+every|per)\s+(?:every\s+)?(\d{{1,12}}(?:\.\d+)?)"
+                        rf"\s+(?:[a-z-]+\s+)?(?:{nouns})\b"),
+        # an item of the enumeration: "another", "1 other admission", "a third", followed by its unit noun,
+        # a comma, "and" or the end ("another query" names another thing)
+        following=re.compile(rf"(?i)\b(?:another|an?\s+other|1\s+other|(?:a\s+|the\s+)?(?:{ords}))\b"
+                             rf"(?=\s*(?:[a-z-]+\s+)?(?:{nouns})\b|\s*[,.;)]|\s+and\b|\s+(?:no|none|nowhere)\b|\s*$)"),
+    )
+
+
+def _same(numeral: str, n: int) -> bool:
+    return numeral.lstrip("0") == str(n)
+
+
+def _sentence(text: str, pos: int) -> tuple[int, int]:
+    """The bounds of the sentence (or ``;``-clause) holding ``pos``."""
+    start = 0
+    for m in _SENTENCE_END.finditer(text, 0, pos):
+        start = m.end()
+    end = _SENTENCE_END.search(text, pos)
+    return start, end.start() if end else len(text)
+
+
+def derived_counts(pre: str, n: int, given_pre: str = "") -> list[str]:
+    """The count ``n`` derived by one step from numbers ``pre`` states (module docstring).
+
+    Args:
+        pre: the response, ``_small_cell._prepare``d with identifiers and codes blanked
+            (number words as digits).
+        n: the eligible units (1..threshold-1).
+        given_pre: the question, prepared the same way: a phrase it holds states nothing.
+
+    Returns:
+        The snippets (the sentence or phrase that states the count).
+    """
+    r = rules()
+    given = " ".join(given_pre.lower().split())
+    found: list[str] = []
+
+    def say(a: int, b: int) -> None:
+        s = " ".join(pre[a:b].split())
+        if s.lower() not in given:
+            found.append(s[:160])
+
+    wholes = list(_WHOLE.finditer(pre))
+    for m in wholes:
+        k = m.group(1)
+        a, b = _sentence(pre, m.start())
+        # the increment to the threshold: "3 more admissions", "3 additional admissions ... reportable"
+        if len(k) == 1 and 0 < r.threshold - int(k) == n:
+            more = _MORE.match(pre, m.end())
+            if more and (r.units.match(pre, more.end()) or r.threshold_words.search(pre, a, b)):
+                say(a, b)
+                continue
+        # the complement of a total: a part under a negation, a larger total in the same text
+        if len(k) <= 12 and int(k) >= r.threshold:
+            window_end = next((c.start() for c in _CONTRAST.finditer(pre, m.end(), b)), b)
+            if not _NEGATION.search(pre, a, window_end):
+                continue
+            part = int(k)
+            if any(len(t.group(1)) <= 12 and int(t.group(1)) - part == n for t in wholes if t is not m):
+                say(a, b)
+    for m in r.rate.finditer(pre):
+        if float(m.group(1)) >= r.threshold:
+            a, b = _sentence(pre, m.start())
+            say(a, b)
+    for m in r.singular.finditer(pre):
+        a, b = _sentence(pre, m.start())
+        items = r.following.findall(pre, m.end(), b)
+        if not items:
+            continue
+        count = 1 + len(items)
+        count = max([count] + [_ORDINALS[w.split()[-1].lower()] for w in items if w.split()[-1].lower() in _ORDINALS])
+        if count == n:
+            say(a, b)
+    return found
