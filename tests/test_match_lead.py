@@ -15,7 +15,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier.contract import AnswerPolicy, CountAnswer, NumberAnswer, QuantityAnswer, TextAnswer
+from verifier.contract import AnswerPolicy, CountAnswer, NumberAnswer, QuantityAnswer, RecordsAnswer, TextAnswer
 from verifier.match.dispatch import match_answer
 from verifier.match.lead import reference_columns
 from verifier.parse import parse
@@ -130,3 +130,86 @@ def test_hyphenated_time_phrases_and_approximate_reference_ranges_are_context() 
     assert _match("Median 4 doses per 24 hours (i.e. a QID / every-6-hours schedule)", NumberAnswer(value=4.0, decimals=1)).ok
     assert _match("13.2 sec (typical adult reference roughly 11-13.5 sec)", QuantityAnswer(value=13.2, unit="sec", decimals=1)).ok
     assert not _match("13.2 sec or 12.9 sec (reference roughly 11-13.5 sec)", QuantityAnswer(value=13.2, unit="sec", decimals=1)).ok
+
+
+# --- blind corpus c34 (2026-12-05; five new agent styles on the real demo, two blind reviewers each):
+# agent C wrote its Answer as a lead value over a vertical two-column Markdown table of fields. Each was
+# rejected (ambiguous: N numbers) before the table was read as detail lines; both reviewers accepted all.
+C34_C_Q05 = """12 patients
+
+| field | value |
+|---|---|
+| admission_type | EW EMER. |
+| medication | Ondansetron (exact eMAR entry) |
+| event_text | Administered |
+| distinct patients | 12 |
+| distinct admissions | 13 |
+| administration events | 19 |"""
+
+C34_C_Q09 = """8 admissions
+
+| field | value |
+|---|---|
+| DIRECT EMER. admissions | 15 |
+| with any later admission of the same patient | 11 |
+| next admission ≤180 days after discharge | 8 (from 6 patients) |
+| gap 0–30 days | 5 |
+| gap 31–180 days | 3 |
+| no later admission | 4 |"""
+
+C34_C_Q07 = """121.12 mmHg (mean of all charted values)
+
+| field | value |
+|---|---|
+| cohort | ICU stays with first_care_unit = Trauma SICU (TSICU) |
+| item | 220050 Arterial Blood Pressure systolic |
+| ICU stays with the item charted | 9 (8 patients) |
+| charted numeric values | 1092 |
+| mean | 121.12 mmHg |
+| range | 62.0 to 207.0 mmHg |"""
+
+
+def test_lead_over_a_vertical_field_table_commits_to_the_lead() -> None:
+    assert _match(C34_C_Q05, CountAnswer(value=12)).ok
+    assert _match(C34_C_Q09, COUNT).ok  # '≤180 days' in a label qualifies what the detail counts
+    assert _match(C34_C_Q07, QuantityAnswer(value=121.12, unit="mmHg", decimals=2)).ok
+
+
+def test_vertical_field_table_never_rescues_a_wrong_lead_or_adds_a_candidate() -> None:
+    assert not _match(C34_C_Q05.replace("12 patients", "13 patients"), CountAnswer(value=12)).ok
+    # the right value only in a row under a wrong lead: the lead commits
+    assert not _match(C34_C_Q09.replace("8 admissions", "11 admissions"), COUNT).ok
+    # a row labelled as an alternative is a second candidate, not a detail
+    alt = C34_C_Q05.replace("| distinct admissions | 13 |", "| or possibly | 13 |")
+    assert not _match(alt, CountAnswer(value=12)).ok
+
+
+def test_a_unit_parenthetical_is_the_same_quantity_not_a_second_value() -> None:
+    wbc = QuantityAnswer(value=3.2, unit="K/uL", decimals=2)
+    # c34 agent B (rejected before: two numbers, 3.2 and 10^9)
+    assert _match("WBC 3.2 K/uL (x10^9/L), drawn 2136-11-05 05:40:00 (flagged abnormal)", wbc).ok
+    assert _match("3.2 K/uL (×10^9/L)", wbc).ok
+    assert not _match("3.4 K/uL (x10^9/L)", wbc).ok
+    assert not _match("3.2 K/uL (3.4 x10^9/L)", wbc).ok  # a second value in the parenthesis stays one
+
+
+DRG = RecordsAnswer(columns=("drg_code", "description"), rows=(("193", "SIMPLE PNEUMONIA & PLEURISY W MCC"),))
+C34_C_Q01 = """HCFA DRG code 193
+
+| field | value |
+|---|---|
+| patientid | 10020640 |
+| admissionid | 27984218 |
+| length of stay | 7.56 days |
+| drg_type | HCFA |
+| drg_code | 193 |
+| description | SIMPLE PNEUMONIA & PLEURISY W MCC |"""
+
+
+def test_one_record_written_vertically_is_that_record() -> None:
+    # c34 agent C: the record as '| field | value |' rows (rejected before: no 'drg_code' column)
+    assert _match(C34_C_Q01, DRG).ok
+    assert not _match(C34_C_Q01.replace("| drg_code | 193 |", "| drg_code | 194 |"), DRG).ok
+    assert not _match(C34_C_Q01.replace("| description | SIMPLE", "| description | COMPLEX"), DRG).ok
+    two = RecordsAnswer(columns=DRG.columns, rows=DRG.rows + (("194", "SIMPLE PNEUMONIA & PLEURISY W CC"),))
+    assert not _match(C34_C_Q01, two).ok  # one vertical record never stands for two

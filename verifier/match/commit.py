@@ -180,7 +180,24 @@ def mask_context(text: str) -> str:
         text = _CITE.sub(_blank, text[:end]) + text[end:]
     if _HAS_DIGIT.search(text) is None:
         return text
+    if "10" in text and "(" in text:
+        text = _UNIT_ONLY.sub(lambda m: _blank(m) if _is_unit(m.group("u")) else m.group(), text)
     return _CONTEXT.sub(_blank, text)
+
+
+#: A parenthetical that holds only a unit, possibly a power of ten ("3.2 K/uL (x10^9/L)", c34 agent B):
+#: the same quantity's unit written the other way, no second value.
+_UNIT_ONLY = re.compile(r"\((?P<u>\s*[=≈~]?\s*[x×*]?\s*10\s*(?:\^|\*\*?|e)\s*[-+]?\d{1,2}\s*/\s*[A-Za-zµμ]{1,4}\s*)\)")
+
+
+def _is_unit(text: str) -> bool:
+    from ..units.convert import parse_unit  # noqa: PLC0415 - units load pint lazily
+
+    try:
+        parse_unit(re.sub(r"^[\s=≈~]*[x×]?\s*", "", text).strip())
+    except Exception:  # noqa: BLE001 - not a unit
+        return False
+    return True
 
 
 def data_noun(text: str, end: int) -> str | None:
@@ -234,6 +251,15 @@ def only_in_asides(text: str, toks: list) -> bool:
 
 
 NO_COMMITTED_VALUE = "the Answer commits to no value of the asked type (one stands only in an aside)"
+
+
+def alternative_word(text: str) -> str | None:
+    """The first word of ``text`` that offers an alternative or negates ("or", "alternatively",
+    "not", "maybe", "±"...; context phrases aside), else ``None``: what makes a detail's label a
+    second candidate (``verifier.match.lead``), unlike a comparison, which there qualifies what the
+    detail counts ("next admission <=180 days after discharge: 8")."""
+    m = _ALTERNATIVE.search(mask_context(text))
+    return m.group() if m else None
 
 
 def hedge_word(text: str, value_start: int | None = None) -> str | None:

@@ -32,7 +32,7 @@ import sqlglot
 import sqlglot.errors
 
 from .aside import correction_label
-from .commit import hedge_word
+from .commit import alternative_word
 
 #: JSON keys that name the answer itself (the rest of the object is context).
 ANSWER_KEYS = ("value", "answer", "result")
@@ -102,20 +102,31 @@ def _from_json(obj: dict, columns: tuple[str, ...]) -> str | None:
     return f"{text} {unit}" if unit else text
 
 
+def _field_rows(details: list[str]) -> list[tuple[str, str]] | None:
+    """``(label, value)`` of the detail lines: ``label: value`` lines, or the rows of one vertical
+    two-column Markdown table (a header such as ``| field | value |``, a rule, then one field per row:
+    c34 agent C's records under a lead value). ``None`` when any line is neither."""
+    if len(details) >= 3 and _TABLE_RULE.match(details[1]) and all(_TABLE_ROW.match(d) for d in details[:1] + details[2:]):
+        rows = [[c.strip().strip("*`").strip() for c in _TABLE_ROW.match(d).group(1).split("|")] for d in details[2:]]
+        return [(r[0], r[1]) for r in rows] if all(len(r) == 2 and r[0] for r in rows) else None
+    labels = [_LABEL_LINE.match(ln) for ln in details]
+    return [(m["label"], m["value"]) for m in labels if m] if all(labels) else None
+
+
 def _from_lines(text: str, columns: tuple[str, ...]) -> str | None:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if len(lines) < 2:
         return None
     lead, details = lines[0], lines[1:]
-    labels = [_LABEL_LINE.match(ln) for ln in details]
-    if not all(labels):
+    fields = _field_rows(details)
+    if fields is None:
         return None
-    if any(hedge_word(m["label"]) is not None or correction_label(m["label"]) for m in labels if m):
+    if any(alternative_word(label) is not None or correction_label(label) for label, _ in fields):
         return None  # 'alternatively: 14.9' is a second candidate, 'Final: 14.9' a correction, not a detail
     wanted = {_norm(c) for c in columns}
-    named = [m for m in labels if m and _norm(m["label"]) in wanted]
+    named = [value for label, value in fields if _norm(label) in wanted]
     if len(named) == 1:
-        return named[0]["value"].strip()
+        return named[0].strip()
     if not re.search(r"\w", _LABEL_LINE.sub(r"\g<value>", lead)):
         return None
     return lead

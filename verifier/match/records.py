@@ -251,6 +251,21 @@ def match_records(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_valu
     return res if prose is None else prose
 
 
+def _transposed(cols: list[str], rows: list[list[Any]], required: list[str]) -> tuple[list[str], list[list[Any]]]:
+    """A one-record table written vertically, one field per row (``| field | value |`` with the
+    reference's columns as first-column cells: c34 agent C's ``| drg_code | 193 |``), read as the one
+    record it is: its first column names the fields, its second holds the values. Any other table is
+    returned as it is. The record's fields are those the rows name, so a vertical table states one
+    record exactly as the horizontal one would (no candidate gained)."""
+    if len(cols) != 2 or not rows or any(len(r) != 2 for r in rows):
+        return cols, rows
+    names = [_colkey(str(r[0])) for r in rows]
+    want = {_colkey(c) for c in required}
+    if not want or not want <= set(names) or want & {_colkey(c) for c in cols} or len(set(names)) != len(names):
+        return cols, rows
+    return [str(r[0]) for r in rows], [[r[1] for r in rows]]
+
+
 def _match_table(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_value: Any = None) -> MatchResult:
     if is_empty_answer(text, json_value):  # "[] (no prescriptions found)": an empty result, not a row
         base = {"compared": "records", "reference_rows": len(ref.rows), "submitted_rows": 0, "submitted": "empty"}
@@ -267,10 +282,10 @@ def _match_table(text: str, ref: RecordsAnswer, policy: AnswerPolicy, json_value
     if table is None:
         return failure(ReasonCode.WRONG_TYPE, expected="records", reference_columns=list(ref.columns),
                        why="no table found in the Answer (Markdown table, JSON list of objects or CSV)")
-    scols, srows = table
+    required = policy.required_columns or list(ref.columns)
+    scols, srows = _transposed(table[0], table[1], required)
     sidx = {_colkey(c): i for i, c in enumerate(scols)}
     rkeys = {c: _colkey(c) for c in ref.columns}
-    required = policy.required_columns or list(ref.columns)
     missing_cols = [c for c in required if _colkey(c) not in sidx]
     base: dict[str, Any] = {"compared": "records", "reference_rows": len(ref.rows), "submitted_rows": len(srows),
                             "order": policy.order, "key_columns": list(policy.key_columns)}
