@@ -101,6 +101,15 @@ WINDOW = UnmetRequirement(level="query", statement="Heparin was given during the
                           columns=["medication_administrations.chart_time", "icu_stays.in_time"],
                           scope={"icuadmissionid": 3003}, key_terms=["Heparin", "ICU stay 3003"])
 Q_WINDOW = "While the patient was in ICU stay 3003, when was Heparin first administered?"
+# blind corpus c34 (agent E, Q06): a Query-level link between two tables; both reviewers accepted "No
+# Emergency Department Observation admission has an APR DRG" (rejected before: read as an absent record)
+APR_LINK = UnmetRequirement(level="query", statement="Patient 10014354 stayed in Emergency Department Observation only "
+                            "during admissions that have no APR DRG billed.", tables=["transfers", "drg_codes"],
+                            columns=["transfers.care_unit", "drg_codes.drg_type"],
+                            scope={"patientid": 10014354, "drg_type": "APR", "care_unit": "Emergency Department Observation"},
+                            key_terms=["Emergency Department Observation", "APR DRG"])
+Q_APR = ("Patient 10014354 was cared for in Emergency Department Observation: give the APR DRG code and description "
+         "of the first such admission that has one.")
 # blind corpus c32 (synth/c32_json/Q11): the procedure named by its code alone; both reviewers accepted
 PROCEDURE = UnmetRequirement(level="record", statement="No ICD-10 procedure 02HV33Z is recorded for patient 16342323 in admission 27351531.",
                              tables=["procedures"], columns=["procedures.icd_code", "procedures.chart_date"],
@@ -126,6 +135,12 @@ PROCEDURE = UnmetRequirement(level="record", statement="No ICD-10 procedure 02HV
     (WINDOW, Q_WINDOW, "All Heparin doses fall outside ICU stay 3003 [step 1].", True),
     (WINDOW, Q_WINDOW, "Heparin in ICU stay 3003: not recorded [step 1].", False),  # an absence, not the relation
     (WINDOW, Q_WINDOW, f"{Q_WINDOW} Not recorded [step 1].", False),
+    (APR_LINK, Q_APR, "The patient's DRG list holds none of these admissions. No Emergency Department Observation "
+                      "admission has an APR DRG, so the code cannot be given [step 1].", True),
+    (APR_LINK, Q_APR, "None of the Emergency Department Observation admissions carries an APR DRG [step 1].", True),
+    (APR_LINK, Q_APR, "No APR DRG is recorded for Emergency Department Observation [step 1].", False),  # a record, not the link
+    (APR_LINK, Q_APR, "No APR DRG is billed for the patient [step 1].", False),  # one term: an absent record
+    (APR_LINK, Q_APR, "No Emergency Department Observation stay is found [step 1].", False),
     (PROCEDURE, "", "Admission 27351531 has only two billed procedures, 0BH17EZ and 5A1945Z [step 1]; "
                     "02HV33Z is not recorded for patient 16342323 in any admission [step 1].", True),
     (PROCEDURE, "", "Admission 27351531 has two billed procedures; 0BH17EZ is not recorded [step 1].", False),

@@ -37,7 +37,7 @@ def alternation(words: Iterable[str]) -> str:
 
 
 def initials(*groups: Iterable[str], digits: bool = False) -> str:
-    """A look-ahead for the first characters of the words in ``groups`` (both cases), for the
+    r"""A look-ahead for the first characters of the words in ``groups`` (both cases), for the
     start of a pattern that can only begin with one of those words (or, with ``digits``, a digit).
 
     Args:

@@ -500,6 +500,7 @@ class _Requirement:
     subject: tuple[str, ...]  # what a statement of the gap must be about
     numbers: frozenset[str]  # ids and numbers the task names (others name another scope)
     question: str  # normalised
+    terms: tuple[tuple[str, ...], ...] = ()  # the items' alternatives, one tuple per key term
 
 
 def _column_words(columns: list[str]) -> set[str]:
@@ -537,6 +538,7 @@ def _requirement(req_json: str, question: str) -> _Requirement:
         accepted = tuple(dict.fromkeys((*accepted, *_plain_gap_kinds(req.statement))))
     where = f"{req.statement}\n{question}"
     items: list[str] = []
+    per_term: list[tuple[str, ...]] = []
     cr = consistency_rules()
     assert cr is not None
     for term in terms:
@@ -548,6 +550,7 @@ def _requirement(req_json: str, question: str) -> _Requirement:
         alts += [n for a in list(alts) for n in _item_ids(a.strip(), where)]
         alts += [c for a in list(alts) for c in _CODE.findall(a)]  # "02HV33Z" names "procedure 02HV33Z"
         items += alts
+        per_term.append(tuple(alts))
     cols = _column_words(req.columns)
     matched = [a for a in items if cols & set(normalise(a).split())]
     columns = matched + sorted(cols)
@@ -556,7 +559,7 @@ def _requirement(req_json: str, question: str) -> _Requirement:
     # a value-level gap is about the column ("severity"); a generic column (value_numeric) is the item's value
     subject = (columns if matched else columns + items) if value else items
     return _Requirement(kind, accepted, bool(set(req.scope) & ENTITY_COLUMNS), tuple(items),
-                        tuple(columns) if value else (), tuple(subject), numbers, normalise(question))
+                        tuple(columns) if value else (), tuple(subject), numbers, normalise(question), tuple(per_term))
 
 
 def _protect(text: str, items: tuple[str, ...]) -> str:
@@ -635,6 +638,9 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     accepted = r.accepted
     relation = _relation_cues(r.question)
     any_relation = _relation_cues("")
+    # a Query-level requirement joins two or more key terms: a negated quantifier over a clause that names
+    # every one of them says no unit satisfies them together, the relation failing (blind corpus c34)
+    joint = r.kind == "query" and len(r.terms) >= 2
     subject = r.subject
     gaps: list[dict[str, Any]] = []
     contradictions: list[dict[str, str]] = []
@@ -674,6 +680,9 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
                     elif any_relation.search(part) and cr.relation_quantifier.search(part) \
                             and not cr.relation_recording.search(part):
                         kinds.add("relation")
+                    elif joint and cr.relation_quantifier.search(part) and not cr.relation_recording.search(part) \
+                            and all(_names(t, part) for t in r.terms):
+                        kinds.add("relation")  # "no Emergency Department Observation admission has an APR DRG"
             if kinds:
                 gaps.append({"clause": clause, "kinds": sorted(kinds), "about": about})
             if r.scoped and not hedged and not echoed and cr.five_unit.search(clause):
