@@ -8,8 +8,7 @@ episode judged blind by two LLM reviewers; they judged all 60 successes. It is a
 committed under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside it).
 
 Before this session's fixes the verifier agreed on 48 of the 60 (12 false rejects, 0 false accepts). The
-three disagreements left, kept here by name so that a fix shows: ``A/Q02`` cites six steps (the citation cap
-is five, ``rules/noise.toml [citation]``); ``A/Q11`` answers 20.65 h where the reference, rounded from a
+two disagreements left, kept here by name so that a fix shows: ``A/Q11`` answers 20.65 h where the reference, rounded from a
 binary float at a tie, is 20.6; ``D/Q06`` adds the location category in parentheses, which cannot be told
 from a second candidate ("HOME (SKILLED NURSING FACILITY)") without the column's other values.
 
@@ -26,7 +25,7 @@ import pytest
 from corpus_replay import assert_known_false_accepts, replay
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "episodes" / "demo_c34"
-KNOWN_FALSE_REJECTS = {"c34_A/Q02", "c34_A/Q11", "c34_D/Q06"}
+KNOWN_FALSE_REJECTS = {"c34_A/Q11", "c34_D/Q06"}
 TARGET = 0.99
 
 

@@ -109,3 +109,26 @@ def test_empty_patient_wide_query_cited_beside_a_broad_one_qualifies(synth_db: P
     both = _final(task, "[step 1, step 2]. The hospital-wide count is in [step 2].")
     assert _reasons(synth_db, task, steps, both) == []
     assert _reasons(synth_db, task, steps, _final(task, "[step 2]")) != []  # the broad one alone is no evidence
+
+
+def _context_then_gap(task: Task, gap_cite: str, context_steps: int) -> str:
+    """A Reasoning that cites steps 1..``context_steps`` for context, one sentence each, then states the gap
+    citing ``gap_cite`` (blind corpus c34, agent A: an honest Reasoning citing all six steps of its episode)."""
+    req = task.reference.unmet_requirement
+    assert req is not None
+    context = " ".join(f"Step {i} was a check of the connection [step {i}]." for i in range(1, context_steps + 1))
+    return f"Answer: NULL\nReasoning: {context} {req.statement.rstrip('.')} {gap_cite}. Not found: {'; '.join(req.key_terms)}."
+
+
+@pytest.mark.parametrize("gap_cite, context_steps, expected", [
+    ("[step 6]", 5, []),  # six steps cited in all; the gap's own sentence cites the qualifying one
+    ("[step 6]", 6, []),
+    ("[steps 1-6]", 5, ["EVIDENCE_NOT_CITED"]),  # the gap's sentence cites every step: not identifying
+    ("[step 5]", 6, ["EVIDENCE_NOT_CITED"]),  # the gap's sentence cites a step that shows nothing
+    ("", 6, ["EVIDENCE_NOT_CITED"]),  # no citation on the gap: six context citations do not identify it
+])
+def test_more_than_five_steps_cited_identify_by_the_statement_of_the_gap(synth_db: Path, lab_task: Task, evidence_at,
+                                                                        gap_cite: str, context_steps: int,
+                                                                        expected: list[str]) -> None:
+    final = _context_then_gap(lab_task, gap_cite, context_steps)
+    assert _reasons(synth_db, lab_task, evidence_at(6, 6), final) == expected

@@ -285,7 +285,10 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
     if judged or not budget.exhausted:
         reasons += _aggregate(judged)
     used = sorted({r["step"] for r in records if r["status"] == "qualifies"})
-    cited_ok, citation = check_citation(found.cited, used)
+    req = task.reference.unmet_requirement
+    rd = check_reasoning(reasoning, req, task.question) if config.check_reasoning and req is not None else None
+    gap_cited = rd[1].get("consistency", {}).get("gap_cited") if rd is not None else None
+    cited_ok, citation = check_citation(found.cited, used, gap_cited)
     if used and not cited_ok:  # evidence qualified, but the response does not identify it (issue 18 point 3)
         reasons.append(ReasonCode.EVIDENCE_NOT_CITED)
     if budget.exhausted:
@@ -308,9 +311,8 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
     if disclosed:
         reasons.append(ReasonCode.SMALL_CELL_DISCLOSED)
 
-    req = task.reference.unmet_requirement
-    if config.check_reasoning and req is not None:
-        ok, rd = check_reasoning(reasoning, req, task.question)
+    if rd is not None:
+        ok, rd = rd
         details["reasoning"] = rd
         if not ok:
             reasons.append(ReasonCode.REASONING_MISSES_REQUIREMENT)

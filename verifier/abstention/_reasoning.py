@@ -45,6 +45,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from ..contract import UnmetRequirement, load_toml
+from ..parse import _citations
 from ._decoy import ENTITY_COLUMNS
 from ._patterns import Screened
 from ._small_cell import normalise_numbers
@@ -605,6 +606,11 @@ _SENTENCES = re.compile(r"\.(?=\s+[^a-z\s]|\s*$)|[;!?\n]+")
 
 def _clauses(reasoning: str, cr: ConsistencyRules) -> list[tuple[bool, str, list[str]]]:
     """Sentences of ``reasoning``: (whether it asks, ending on "?"; the sentence and its clauses, normalised)."""
+    return [(asks, norm, clauses) for asks, norm, clauses, _raw in _sentences(reasoning, cr)]
+
+
+def _sentences(reasoning: str, cr: ConsistencyRules) -> list[tuple[bool, str, list[str], str]]:
+    """``_clauses`` with each sentence's own text as written (where its citations are)."""
     out = []
     start = 0
     text = reasoning or ""
@@ -613,7 +619,8 @@ def _clauses(reasoning: str, cr: ConsistencyRules) -> list[tuple[bool, str, list
         norm = normalise.__wrapped__(text[start:end])
         if norm:
             asks = bool(m and "?" in m.group(0))
-            out.append((asks, norm, [c.strip() for c in cr.clause_breaks.split(norm) if c.strip()]))
+            out.append((asks, norm, [c.strip() for c in cr.clause_breaks.split(norm) if c.strip()],
+                        text[start:m.end() if m else end]))
         if m is None:
             break
         start = m.end()
@@ -646,7 +653,7 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     contradictions: list[dict[str, str]] = []
     wrong: list[dict[str, str]] = []
     recent: list[bool] = []  # whether each sentence names the item (the last two are referred back to)
-    for asks, whole, sentence in _clauses(_protect(reasoning, r.items), cr):
+    for asks, whole, sentence, raw in _sentences(_protect(reasoning, r.items), cr):
         previous_named = any(recent[-2:])
         # a question, or the task's own question restated, states nothing (it may name the item that a
         # following "Not recorded." is about)
@@ -684,7 +691,7 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
                             and all(_names(t, part) for t in r.terms):
                         kinds.add("relation")  # "no Emergency Department Observation admission has an APR DRG"
             if kinds:
-                gaps.append({"clause": clause, "kinds": sorted(kinds), "about": about})
+                gaps.append({"clause": clause, "kinds": sorted(kinds), "about": about, "cites": _citations(raw)})
             if r.scoped and not hedged and not echoed and cr.five_unit.search(clause):
                 wrong.append({"clause": clause, "kind": "few"})
             if not hedged and not echoed:
@@ -699,7 +706,10 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     # kinds are exclusive and committed: "fewer than five" units on a task about one patient, admission or
     # stay states a gap the task cannot have, and fails even beside the right kind
     states = not wrong and (not requirement.key_terms or any(g["about"] and set(g["kinds"]) & set(accepted) for g in gaps))
-    return {"checked": True, "kind": r.kind, "accepted_kinds": list(accepted), "gaps": gaps,
+    # the steps cited by the sentences that state the gap (the citation that identifies the evidence when the
+    # whole response cites more steps than [citation] max_cited_steps, verifier.abstention._citation)
+    gap_cited = sorted({n for g in gaps if g["about"] and set(g["kinds"]) & set(accepted) for n in g["cites"]})
+    return {"checked": True, "kind": r.kind, "accepted_kinds": list(accepted), "gaps": gaps, "gap_cited": gap_cited,
             "states_gap": states, "wrong_kinds": wrong, "contradictions": contradictions}
 
 
