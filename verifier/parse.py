@@ -58,12 +58,14 @@ Layer (ARCHITECTURE.md section 9): imports only ``verifier.match`` (typed extrac
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import unicodedata
 from typing import Any, NamedTuple
 
 from .match.commit import is_context_number, mask_context
+from .match.lead import ANSWER_KEYS, LABEL_LINE
 from .match.extract import (
     extract_boolean,
     extract_count,
@@ -166,9 +168,14 @@ class ParsedResponse(NamedTuple):
 
 def is_null_answer(answer: str) -> bool:
     """True when ``answer`` is one of the documented NULL spellings, or a JSON object whose every
-    value is null (``{"answer": null}``: the JSON spelling of NULL)."""
+    value is null (``{"answer": null}``: the JSON spelling of NULL), or an object or ``field: value``
+    lines (YAML-style, blind corpus c35) whose one answer key (``verifier.match.lead.ANSWER_KEYS``)
+    holds a NULL spelling, the other fields context (``answer: NULL`` / ``item: D5NS`` /
+    ``n_values: 0``): the value with details of ``verifier.match.lead``, committed to NULL."""
     if answer.lstrip()[:1] == "{":
         return _json_null(answer)
+    if "\n" in answer.strip() and ":" in answer:
+        return _fields_null(answer)
     if answer.lstrip("*_`\"'[ \t\n")[:1] not in ("n", "N"):
         return False  # fast path: every NULL spelling starts with n
     s = strip_markdown(_clean(answer)).strip("\"'[]").strip()
@@ -184,7 +191,26 @@ def _json_null(answer: str) -> bool:
         value = json.loads(answer.strip())
     except ValueError:
         return False
-    return isinstance(value, dict) and bool(value) and all(v is None for v in value.values())
+    if not isinstance(value, dict) or not value:
+        return False
+    if all(v is None for v in value.values()):
+        return True
+    keys = [k for k in value if isinstance(k, str) and k.strip().lower() in ANSWER_KEYS]
+    return len(keys) == 1 and (value[keys[0]] is None or (isinstance(value[keys[0]], str)
+                                                          and is_null_answer(value[keys[0]])))
+
+
+def _fields_null(answer: str) -> bool:
+    """``field: value`` lines, one labelled with an answer key and holding a NULL spelling, or a lead
+    line that is a NULL spelling over ``field: value`` lines of context."""
+    lines = [ln for ln in strip_fence(answer.strip()).splitlines() if ln.strip()]
+    fields = [LABEL_LINE.match(ln) for ln in lines]
+    if len(lines) < 2 or not all(fields[1:]):
+        return False
+    keys = [m for m in fields if m and m["label"].strip().lower() in ANSWER_KEYS]
+    if fields[0] is None:
+        return not keys and is_null_answer(lines[0])
+    return len(keys) == 1 and "\n" not in keys[0]["value"] and is_null_answer(keys[0]["value"])
 
 
 def _has_value(text: str) -> bool:
@@ -418,6 +444,10 @@ def parse(text: str) -> ParsedResponse:
             "no Answer found (expected <answer>...</answer>, an 'Answer:' section, "
             "or a JSON object with an 'answer' key)",
         )
+    if "&" in answer and fmt != "json":
+        # the Answer as a reader sees it: an HTML character reference is its character ("SEPTICEMIA &amp;
+        # DISSEMINATED INFECTIONS", blind corpus c35); JSON strings carry no HTML
+        answer = html.unescape(answer)
     answer = _clean(answer)
     if not answer:
         return ParsedResponse("", reasoning, False, "the Answer is empty", fmt)

@@ -65,7 +65,8 @@ def rules() -> DerivedRules:
     return DerivedRules(
         threshold=int(sc["threshold"]),
         units=re.compile(rf"(?i)\s*(?:[a-z-]+\s+)?(?:{nouns})\b"),
-        singular=re.compile(rf"(?i)\b(?:a|an|1)\s+(?:eligible\s+|qualifying\s+|single\s+)?(?:{single})\b"),
+        # "an admission", "an ICU stay": one modifier word before the noun, as ``units`` allows
+        singular=re.compile(rf"(?i)\b(?:a|an|1)\s+(?:eligible\s+|qualifying\s+|single\s+)?(?:[a-z-]+\s+)?(?:{single})\b"),
         threshold_words=re.compile(rf"(?i)\b(?:{_alt(sc['disguise']['threshold_words'])}|reportable|report|"
                                    rf"five-unit|5-unit|disclos\w*)"),
         rate=re.compile(rf"(?i)(?<![\w.])(?:1|a)\s+(?:in|out\s+of|of\s+every|per)\s+(?:every\s+)?(\d{{1,12}}(?:\.\d+)?)"

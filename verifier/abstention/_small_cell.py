@@ -120,11 +120,20 @@ _PRONOUN_BEFORE = re.compile(r"(?i)\b(?:where|wherever|when|whenever|if|whether)
 _PRONOUN_AFTER = re.compile(r"(?i)\s+(?:exists?|existed|is|was|has|had|does|did|can|could|will|would|may|might)\b")
 
 
+#: "one" in a distributive or reciprocal pronoun (blind corpus c35: "joined each one to its ALT results"):
+#: "each one", "every one", "any one", "no one", "one another", "one by one" count nothing.
+_DISTRIBUTIVE_BEFORE = re.compile(r"(?i)\b(?:each|every|any|no)\s+$")
+_RECIPROCAL_AFTER = re.compile(r"(?i)\s+(?:another|by\s+one)\b")
+
+
 def _number_word(m: re.Match[str], words: dict[str, int]) -> str:
     word = m.group(0)
     if word.lower() == "one" and _PRONOUN_AFTER.match(m.string, m.end()) \
             and _PRONOUN_BEFORE.search(m.string, max(0, m.start() - 24), m.start()):
         return word  # a pronoun, not a count
+    if word.lower() == "one" and (_DISTRIBUTIVE_BEFORE.search(m.string, max(0, m.start() - 8), m.start())
+                                  or _RECIPROCAL_AFTER.match(m.string, m.end())):
+        return word
     return str(words[word.lower()])
 
 

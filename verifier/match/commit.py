@@ -132,6 +132,9 @@ _CONTEXT = re.compile(
         rf"(?:(?:roughly|about|approx(?:imately|\.)?|around|~)\s*)?{_N}\s*(?:-|–|to)\s*{_N})",
         # an ICD code with its version (blind corpus c32): "(ICD-10 E11.65)", "ICD-9 54.91", "ICD-10 code 5491"
         r"(?i:\bICD[-\s]?(?:9|10)(?:-?(?:CM|PCS))?(?:\s+(?:code|diagnosis|procedure))?[\s:#]*[A-Z]?\d[\dA-Z.]*(?<!\.))",
+        # a code written without its system, digits then letters then digits ("02HV33Z", "0T768DZ", ICD-10-PCS;
+        # blind corpus c35: "7 admissions had both F329 and 02HV33Z coded" read 2): an identifier, no value
+        r"(?<![\w.])(?=[A-Z0-9]{4,8}\b)\d[A-Z0-9]*?[A-Z]+[A-Z0-9]*?\d[A-Z0-9]*\b",
         # a time of day; a sample size
         r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp]\.?[Mm]\b\.?)?(?![\d:])",
         rf"(?i:\bn\s*=\s*{_N})",

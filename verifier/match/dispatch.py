@@ -37,9 +37,9 @@ _DISPATCH = {
     NumberAnswer: lambda t, r, p, j, q: match_number(t, r, p),
     CountAnswer: lambda t, r, p, j, q: match_count(t, r, q),
     DatetimeAnswer: lambda t, r, p, j, q: match_datetime(t, r),
-    TextAnswer: lambda t, r, p, j, q: match_text(t, r, p.text_threshold),
+    TextAnswer: lambda t, r, p, j, q: match_text(t, r, p.text_threshold, q),
     BooleanAnswer: lambda t, r, p, j, q: match_boolean(t, r),
-    ListAnswer: lambda t, r, p, j, q: match_list(t, r, p, j),
+    ListAnswer: lambda t, r, p, j, q: match_list(t, r, p, j, q),
     RecordsAnswer: lambda t, r, p, j, q: match_records(t, r, p, j),
 }
 

@@ -31,7 +31,7 @@ from typing import Any
 import sqlglot
 import sqlglot.errors
 
-from .aside import correction_label
+from .aside import _SELF_CORRECTION, correction_label
 from .commit import alternative_word
 
 #: JSON keys that name the answer itself (the rest of the object is context).
@@ -41,6 +41,8 @@ UNIT_KEYS = ("unit", "units")
 
 # ``label: value`` (a label of words, digits, spaces, ``_-/()%,`` (MIMIC-IV labels hold commas: "Protein, Total"), at most 48 characters, then ``:`` or ``=``)
 _LABEL_LINE = re.compile(r"^\s*(?:[-*•]\s*)?\**(?P<label>[A-Za-z][\w ()/%,-]{0,47}?)\**\s*[:=]\s*(?P<value>\S.*)$")
+#: the same, public (``verifier.parse`` reads an answer key's NULL in ``field: value`` lines).
+LABEL_LINE = _LABEL_LINE
 
 
 def _json_object(text: str, answer_json: Any) -> dict | None:
@@ -132,6 +134,37 @@ def _from_lines(text: str, columns: tuple[str, ...]) -> str | None:
     return lead
 
 
+#: An answer label opening the Answer ("Final answer:", "**Answer:**", "Result =").
+_ANSWER_LABEL = re.compile(r"(?i)^\s*[*_]{0,2}(?:final\s+answer|answer|result)[*_]{0,2}\s*[:=]\s*[*_]{0,2}")
+#: The end of the labelled sentence: a period, then a space and a capital letter (not a decimal point).
+_SENTENCE_END = re.compile(r"\.[*_]{0,2}\s+(?=[*_]{0,2}[A-Z])")
+#: What makes a following sentence a second candidate rather than a detail: an alternative, a condition or
+#: uncertainty ("Final answer: 12. If Lorazepam is included it would be 13"); a plain negation describes
+#: what was left out ("ICU input events are not included", blind corpus c35) and stays a detail.
+_SENTENCE_ALTERNATIVE = re.compile(
+    r"(?i)\b(?:or|either|maybe|perhaps|possibly|probably|likely|might|may|could|would|unsure|uncertain|unclear|"
+    r"guess\w*|presumably|alternatively|otherwise|unless|if|instead|rather|approximately|roughly|actually|"
+    r"correct(?:ed|ion|ly)?|mistaken?|wrong|revised?|amended)\b|\bnot\b[^.;]*\bbut\b|\bin\s+fact\b|±|\?")
+
+
+def _from_labelled_sentence(text: str) -> str | None:
+    """A labelled first sentence followed by sentences of detail (blind corpus c35: "Final answer: 12
+    patients. This counts only eMAR events recorded as 'Administered' ...; drip boluses are not
+    included"): the labelled sentence commits, as a lead line does, unless a later sentence offers an
+    alternative, a condition or a correction (then the whole Answer is judged, ``None``)."""
+    label = _ANSWER_LABEL.match(text)
+    if label is None:
+        return None
+    end = _SENTENCE_END.search(text, label.end())
+    if end is None:
+        return None
+    details = text[end.end():]
+    if _SENTENCE_ALTERNATIVE.search(details) or _SELF_CORRECTION.search(" " + details) or correction_label(details):
+        return None
+    lead = text[label.end():end.start()].strip()
+    return lead if re.search(r"\w", lead) else None
+
+
 def committed_part(text: str, answer_json: Any = None, columns: tuple[str, ...] = (),
                    text_answer: bool = False) -> tuple[str, Any] | None:
     """The part of a scalar Answer that commits to its value (module docstring), else ``None``.
@@ -156,7 +189,8 @@ def committed_part(text: str, answer_json: Any = None, columns: tuple[str, ...] 
         got = _from_json(obj, columns)
         return None if got is None else (got, None)
     if "\n" not in text.strip():
-        return None
+        got = _from_labelled_sentence(text)
+        return None if got is None else (got, None)
     got = _from_lines(text, columns if text_answer else ())
     return None if got is None else (got, None)
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..contract import AnswerPolicy, ListAnswer, ReasonCode
+from ..contract import AnswerPolicy, ListAnswer, ReasonCode, TextAnswer
 from .extract import extract_list, is_empty_answer
 from .result import MatchResult, failure, success
 from .scalar import match_scalar
-from .text import normalise_text
+from .text import normalise_text, stated_in_sentence
 
 
 _ID_ITEM = re.compile(
@@ -43,8 +43,16 @@ def _dedupe(items: list[str]) -> list[str]:
     return out
 
 
-def match_list(text: str, ref: ListAnswer, policy: AnswerPolicy, json_value: Any = None) -> MatchResult:
-    """Compare a list answer with ``ref`` (see module docstring)."""
+def match_list(text: str, ref: ListAnswer, policy: AnswerPolicy, json_value: Any = None,
+               question: str = "") -> MatchResult:
+    """Compare a list answer with ``ref`` (see module docstring). A list of one text item may be
+    stated in one sentence, as a text value is (``verifier.match.text.stated_in_sentence``, with the
+    task's ``question``; blind corpus c35: "The MRSA SCREEN culture ... grew POSITIVE FOR METHICILLIN
+    RESISTANT STAPH AUREUS")."""
+    if question and json_value is None and len(ref.items) == 1 and isinstance(ref.items[0], TextAnswer):
+        how = stated_in_sentence(text.strip().rstrip("."), ref.items[0].value, question)
+        if how is not None:
+            return success(compared="list", reference_items=1, submitted_items=1, how=how)
     if isinstance(json_value, list):
         items = [str(x) for x in json_value if x is not None]
     elif is_empty_answer(text, json_value):

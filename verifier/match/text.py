@@ -251,11 +251,72 @@ def _head_matches(text: str, ref: str, threshold: float) -> str | None:
     return None
 
 
-def match_text(text: str, ref: TextAnswer, threshold: float) -> MatchResult:
-    """Compare free text with the reference text (see module docstring)."""
+#: A word written as a name: all capitals ("PSYCH", "CCU", "&") or a capital first ("Coronary", "(CCU)").
+_CAPS_WORD = re.compile(r"^[(\[\"']*(?:[A-Z0-9&/+-]*[A-Z][A-Z0-9&/+.-]*|[A-Z][a-z][\w'.-]*)[)\]\"',.;:]*$")
+_UPPER_WORD = re.compile(r"^[(\[\"']*[A-Z0-9&/+-]*[A-Z][A-Z0-9&/+.-]*[)\]\"',.;:]*$")
+
+
+def _style(word: str, upper: bool) -> bool:
+    return bool((_UPPER_WORD if upper else _CAPS_WORD).match(word))
+
+
+def stated_in_sentence(text: str, ref: str, question: str) -> str | None:
+    """How a one-sentence Answer states the text ``ref`` as its value, else ``None`` (blind corpus c35:
+    "Admission 25696644 of patient 10002930 was discharged to PSYCH FACILITY.", "The first care unit ...
+    was the Coronary Care Unit (CCU), entered at 2196-02-24 17:07:00").
+
+    The sentence states the value when the reference stands in it once, written as a name (all
+    capitals, or capitalised words), and is the whole name there: the words written the same way
+    on either side do not continue it (``HOME HEALTH CARE`` is not ``HOME``); no other name written
+    that way stands in the sentence unless the question gives it (``MRSA SCREEN``, ``Emergency
+    Department``; the sentence's first word aside), so a second candidate is never read past; and
+    nothing offers an alternative (``verifier.match.commit.alternative_word``: ``or``, ``not``,
+    ``maybe``...). Numbers, dates and identifiers around it are context.
+    """
+    from .commit import alternative_word  # noqa: PLC0415 - commit imports this module's neighbours
+
+    if "\n" in text.strip() or not ref.strip() or len(text) > 400:
+        return None
+    pattern = re.compile(r"(?<![\w])" + r"\s+".join(re.escape(w) for w in ref.split()) + r"(?![\w])", re.I)
+    hits = list(pattern.finditer(text))
+    if len(hits) != 1:
+        return None
+    hit = hits[0]
+    words_in = hit.group().split()
+    upper = all(_style(w, True) for w in words_in)
+    if not upper and not all(_style(w, False) for w in words_in if w.lower() not in ("of", "and", "the", "for", "to")):
+        return None  # written in lower case: no name to delimit
+    before, after = text[: hit.start()].split(), text[hit.end():].split()
+    if (before and _style(before[-1], upper) and not re.match(r"^[(\[]", hit.group())) \
+            or (after and _style(after[0], upper) and not re.match(r"^[(\[,.;:]", text[hit.end():].lstrip()[:1] or " ")
+                and not after[0].startswith("(")):
+        return None  # the name goes on: the value is a longer one
+    rest = text[: hit.start()] + " , " + text[hit.end():]
+    if alternative_word(rest) is not None:
+        return None
+    given = normalise_text(question)
+    words = rest.split()
+    run: list[str] = []
+    for i, w in enumerate(words + [""]):
+        if w and _style(w, upper) and not (i == 0 and not upper) and not any(c.isdigit() for c in w):
+            run.append(w)
+            continue
+        if run:
+            name = normalise_text(" ".join(run))
+            if name and name not in ("the", "a", "an") and f" {name} " not in f" {given} ":
+                return None  # another name stands in the sentence: a second candidate
+            run = []
+    return "the sentence states the reference as its value"
+
+
+def match_text(text: str, ref: TextAnswer, threshold: float, question: str = "") -> MatchResult:
+    """Compare free text with the reference text (see module docstring); with the task's ``question``,
+    a one-sentence Answer that states the reference (``stated_in_sentence``) matches too."""
     ok, how, score = text_equivalent(text, ref.value, threshold)
     if not ok:
         via = _head_matches(text, ref.value, threshold)
+        if via is None and question:
+            via = stated_in_sentence(text.strip().rstrip("."), ref.value, question)
         if via is not None:
             ok, how = True, via
     base = {"compared": "text", "reference": ref.value, "submitted": text[:200], "how": how}
