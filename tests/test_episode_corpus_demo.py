@@ -1,16 +1,29 @@
 """The verifier against blind adjudication on the real MIMIC-IV demo (issue 32 point 4).
 
-``fixtures/episodes/demo_c34/`` holds 60 episodes played through ``EHREnv`` on the real demo (2026-12-05)
-by five LLM agents in styles the earlier corpora did not have (a reasoning model's long ``<think>`` block;
-clinical prose that corrects itself; a lead value over a vertical ``| field | value |`` table; terse
-SQL with window functions; Python-first JSON), one twin per pair, ten pairs per scope x noise cell, each
-episode judged blind by two LLM reviewers; they judged all 60 successes. It is a small extract of the demo,
-committed under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside it).
+Two corpora of episodes played through ``EHREnv`` on the real demo by LLM agents in styles the earlier
+corpora did not have, one twin per pair and agent, pairs stratified by scope x noise level, each episode
+judged blind by two LLM reviewers who agreed on every one. They are small extracts of the demo, committed
+under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
 
-Before this session's fixes the verifier agreed on 48 of the 60 (12 false rejects, 0 false accepts). The
-two disagreements left, kept here by name so that a fix shows: ``A/Q11`` answers 20.65 h where the reference, rounded from a
-binary float at a tie, is 20.6; ``D/Q06`` adds the location category in parentheses, which cannot be told
-from a second candidate ("HOME (SKILLED NURSING FACILITY)") without the column's other values.
+* ``demo_c34`` (2026-12-05, 60 episodes, all successes): a reasoning model's long ``<think>`` block;
+  clinical prose that corrects itself; a lead value over a vertical ``| field | value |`` table; terse
+  SQL with window functions; Python-first JSON. Before that session's fixes: 48/60.
+* ``demo_c35`` (2026-12-06, 72 episodes, 69 successes): a clinical note line with SOAP-style bullets;
+  a plain English sentence after broad GROUP BY exploration; quick and cautious (three tool calls);
+  YAML ``answer:`` fields; SI conversions beside the database unit; "Final answer: X." with a caveat.
+  Before the fixes it found: 53/72, one false accept; now 71/72.
+
+The disagreements left are kept here by name, so that a fix shows and nothing new slips in:
+
+* ``c34_A/Q11`` answers 20.65 h where the reference, rounded from a binary float at a tie, is 20.6 (an
+  inclusive tie would pay a policy that answers the midpoint of two candidates);
+* ``c34_D/Q06`` adds the location category in parentheses, which cannot be told from a second candidate
+  ("HOME (SKILLED NURSING FACILITY)") without the column's other values;
+* ``c35_J/Q01`` "Intersecting the two on the same admission id" (the two codes) is read as a count of 2
+  on a task with two eligible admissions.
+
+(The c35 false accept, "the exact entry 'AcetaZOLamide' appears in 2 prescription rows" on a task whose
+cohort is the patients with that entry, is closed: ``verifier.abstention._defining_records``.)
 
 Real-data test: it needs the demo (``MIMIC_DEMO_DIR``) and its MEDS chart events, and skips, saying so,
 only when they are absent.
@@ -24,19 +37,23 @@ import pytest
 
 from corpus_replay import assert_known_false_accepts, replay
 
-CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "episodes" / "demo_c34"
-KNOWN_FALSE_REJECTS = {"c34_A/Q11", "c34_D/Q06"}
+EPISODES = Path(__file__).resolve().parent.parent / "fixtures" / "episodes"
+#: corpus folder -> (episodes, known false accepts, known false rejects)
+CORPORA = {
+    "demo_c34": (60, set(), {"c34_A/Q11", "c34_D/Q06"}),
+    "demo_c35": (72, set(), {"c35_J/Q01"}),
+}
 TARGET = 0.99
 
 
-@pytest.fixture(scope="module")
-def agreement(demo_db: Path):
-    return replay(CORPUS, demo_db)
+@pytest.fixture(scope="module", params=sorted(CORPORA))
+def agreement(request, demo_db: Path):
+    return request.param, replay(EPISODES / request.param, demo_db)
 
 
 def test_corpus_is_blind_and_double_reviewed(agreement) -> None:
-    episodes, _ = agreement
-    assert len(episodes) == 60
+    name, (episodes, _) = agreement
+    assert len(episodes) == CORPORA[name][0]
     assert {e.task.condition for e in episodes} == {"clean", "noise"}
     seen: set[tuple[str, str]] = set()
     for e in episodes:
@@ -45,16 +62,17 @@ def test_corpus_is_blind_and_double_reviewed(agreement) -> None:
         assert len(e.adjudication["reviews"]) >= 2
 
 
-def test_no_false_accept(agreement) -> None:
-    _, a = agreement
-    assert_known_false_accepts(a, set())
+def test_no_false_accept_beyond_the_known(agreement) -> None:
+    name, (_, a) = agreement
+    assert_known_false_accepts(a, CORPORA[name][1])
 
 
 def test_false_rejects_are_the_known_ones(agreement) -> None:
-    _, a = agreement
+    name, (_, a) = agreement
+    known = CORPORA[name][2]
     found = {row[0] for row in a.false_rejects}
-    assert found <= KNOWN_FALSE_REJECTS, f"new false rejects: {sorted(found - KNOWN_FALSE_REJECTS)}"
-    if found != KNOWN_FALSE_REJECTS:
-        print(f"fixed, remove from KNOWN_FALSE_REJECTS: {sorted(KNOWN_FALSE_REJECTS - found)}")
+    assert found <= known, f"new false rejects: {sorted(found - known)}"
+    if found != known:
+        print(f"fixed, remove from the known false rejects: {sorted(known - found)}")
     if a.rate is not None and a.rate < TARGET:
-        print(f"demo_c34: agreement {a.rate:.3f} is below issue 32's target {TARGET}")
+        print(f"{name}: agreement {a.rate:.3f} is below issue 32's target {TARGET}")

@@ -38,6 +38,7 @@ from typing import Any
 
 from ..contract import Task, load_toml
 from ._derived import derived_counts
+from ._defining_records import defining_item, record_counts
 from ._back_reference import back_references, clause_breaks, clause_span
 from ._patterns import alternation as _alt, initials
 from ._structure import cohort_quantities, names_other_thing, structural
@@ -505,5 +506,8 @@ def check_small_cell(task: Task, answer_text: str, reasoning: str) -> tuple[bool
         details["applies"] = False
         return False, details
     snippets = disclosure(f"{answer_text}\n{reasoning}", n, given=task.question, entities=task_entities(task))
+    item = defining_item(task)
+    if item is not None:  # the cohort's own records, counted (blind corpus c35)
+        snippets += record_counts(normalise_numbers(_CITATION.sub(" ", f"{answer_text}\n{reasoning}")), item)
     details.update({"applies": True, "disclosed": snippets})
     return bool(snippets), details
