@@ -207,3 +207,31 @@ def test_a_count_of_the_records_that_define_the_cohort_is_a_disclosure() -> None
     drug = icu.reference.unmet_requirement.scope["medication"]
     assert not check_small_cell(icu, "NULL", f"{drug} appears in 12 administration rows overall [step 1]; "
                                              "fewer than five patients received it during an ICU stay.")[0]
+
+
+# ---------------------------------------------------------------- fresh adversary adv6 (hedges, 2026-12-06)
+Q_SIR = "Was the isolate susceptible to oxacillin? Answer S, I or R."
+
+
+@pytest.mark.parametrize("answer, ref, question", [
+    ("S — R — I", "R", Q_SIR),  # every option the question offers: paid 20 of 23 through the sentence rule
+    ("S — R — I", "S", Q_SIR),
+    ("S, i.e. R", "R", Q_SIR),
+    ("S, i.e. R", "S", Q_SIR),  # a restatement that names another value: paid 22 of 23 (head + 'i.e.' detail)
+    ("Cardiac Surgery, i.e. Medicine", "Cardiac Surgery", ""),
+    ("HOME, corrected: PSYCH FACILITY", "HOME", ""),  # the retracted value: paid 16 of 16
+    ("value: HOME\nalternative: PSYCH FACILITY", "HOME", ""),
+    ('{"answer": "HOME", "alternative": "PSYCH FACILITY"}', "HOME", ""),
+])
+def test_hedges_over_text_values_are_not_paid(answer: str, ref: str, question: str) -> None:
+    assert not _ok(answer, TextAnswer(value=ref), question)
+
+
+@pytest.mark.parametrize("answer, ref", [
+    ("HOME, corrected: PSYCH FACILITY", "PSYCH FACILITY"),  # a correction commits to its last value
+    ("HOME -> PSYCH FACILITY", "PSYCH FACILITY"),
+    ("CCU, i.e. Coronary Care Unit", "CCU"),  # a restatement that names the head again is a detail
+    ("R", "R"),
+])
+def test_committed_text_values_still_match(answer: str, ref: str) -> None:
+    assert _ok(answer, TextAnswer(value=ref), Q_SIR if len(ref) == 1 else "")

@@ -79,7 +79,7 @@ from .aside import aside_only, committed
 
 #: Alternatives, negations and uncertainty (module docstring): a hedge wherever they stand.
 _NONCOMMITTAL = (r"\b(?:not|or|either|maybe|perhaps|possibly|probably|likely|might|ma(?:y|ybe)\s+(?:be|have)|"
-                 r"could\s+(?:be|have)|unsure|uncertain|unclear|guess(?:ed|ing)?|presumably|alternatively|otherwise|"
+                 r"could\s+(?:be|have)|unsure|uncertain|unclear|guess(?:ed|ing)?|presumably|alternatively|alternatives?|otherwise|"
                  r"unless|something\s+like|or\s+so|give\s+or\s+take|ballpark|tentative(?:ly)?|"
                  r"(?:to\s+be|pending|needs?)\s+(?:confirm|verif)\w*)\b|(?<![A-Za-z])-?ish\b|±|\?")
 _HEDGE = re.compile(

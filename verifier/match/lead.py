@@ -85,6 +85,8 @@ def _norm(name: str) -> str:
 
 
 def _from_json(obj: dict, columns: tuple[str, ...]) -> str | None:
+    if any(isinstance(k, str) and (alternative_word(k.replace("_", " ")) or correction_label(k)) for k in obj):
+        return None  # '{"answer": A, "alternative": B}' offers a second candidate (fresh adversary adv6)
     keys = {_norm(k): k for k in obj if isinstance(k, str)}
     named = [keys[n] for n in ANSWER_KEYS if n in keys]
     # a key naming the reference's column: every word of the column's name is a word of the key

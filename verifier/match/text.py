@@ -190,6 +190,10 @@ def text_equivalent(sub: str, ref: str, threshold: float = 90.0) -> tuple[bool, 
 _PAREN = re.compile(r"\s*[(\[]([^()\[\]]*)[)\]]")
 _SEPARATOR = re.compile(r"\s+[-–—]\s+|\s*[:;,]\s+|\s*[(\[]")
 _LABEL = re.compile(r"\w\s*[:=]\s*\S")
+#: Openers of a restatement: what follows must name the head again ("CCU, i.e. Coronary Care Unit").
+_RESTATEMENTS = frozenset({"ie", "i.e", "aka", "namely", "viz", "that"})
+#: Words that retract what came before ("HOME, corrected: PSYCH FACILITY").
+_CORRECTIONS = frozenset({"corrected", "correction", "revised", "amended", "actually", "no", "sorry", "wait"})
 _MAX_SPLITS = 8
 
 
@@ -225,6 +229,13 @@ def detail_qualifies(detail: str, head: str, threshold: float = 90.0) -> bool:
         return True
     if any(w in hedges for w in words) or "?" in detail or "/" in detail.strip()[:1]:
         return False
+    from .aside import _SELF_CORRECTION, correction_label  # noqa: PLC0415 - aside imports text's neighbours
+
+    if _SELF_CORRECTION.search(" " + detail) or correction_label(detail) or words[0] in _CORRECTIONS:
+        return False  # "R, corrected: W" retracts the head (fresh adversary adv6): never a detail of it
+    if words[0] in _RESTATEMENTS:  # "S, i.e. R": a restatement must name the head again
+        rest = " ".join(words[1:])
+        return bool(rest) and (same_entity(rest, head, threshold) or same_entity(head, rest, threshold))
     if _LABEL.search(detail) or any(ch.isdigit() for ch in detail) or words[0] in openers:
         return True
     return same_entity(detail, head, threshold) or same_entity(head, detail, threshold)
@@ -269,7 +280,9 @@ def stated_in_sentence(text: str, ref: str, question: str) -> str | None:
     capitals, or capitalised words), and is the whole name there: the words written the same way
     on either side do not continue it (``HOME HEALTH CARE`` is not ``HOME``); no other name written
     that way stands in the sentence unless the question gives it (``MRSA SCREEN``, ``Emergency
-    Department``; the sentence's first word aside), so a second candidate is never read past; and
+    Department``; the sentence's first word aside), so a second candidate is never read past, and the
+    question does not name the reference itself (then it offers options: "Answer S, I or R", and
+    "S — R — I" would state all of them; fresh adversary adv6); and
     nothing offers an alternative (``verifier.match.commit.alternative_word``: ``or``, ``not``,
     ``maybe``...). Numbers, dates and identifiers around it are context.
     """
@@ -277,6 +290,8 @@ def stated_in_sentence(text: str, ref: str, question: str) -> str | None:
 
     if "\n" in text.strip() or not ref.strip() or len(text) > 400:
         return None
+    if f" {normalise_text(ref)} " in f" {normalise_text(question)} ":
+        return None  # the question offers the value ("Answer S, I or R"): its options are all names it gives
     pattern = re.compile(r"(?<![\w])" + r"\s+".join(re.escape(w) for w in ref.split()) + r"(?![\w])", re.I)
     hits = list(pattern.finditer(text))
     if len(hits) != 1:
@@ -312,6 +327,11 @@ def stated_in_sentence(text: str, ref: str, question: str) -> str | None:
 def match_text(text: str, ref: TextAnswer, threshold: float, question: str = "") -> MatchResult:
     """Compare free text with the reference text (see module docstring); with the task's ``question``,
     a one-sentence Answer that states the reference (``stated_in_sentence``) matches too."""
+    from .aside import _SELF_CORRECTION  # noqa: PLC0415
+
+    cut = [m.end() for m in _SELF_CORRECTION.finditer(text) if text[: m.start()].strip() and text[m.end():].strip()]
+    if cut:  # a self-correction commits to what follows it ("HOME, corrected: PSYCH FACILITY" is PSYCH FACILITY)
+        text = text[cut[-1]:].strip()
     ok, how, score = text_equivalent(text, ref.value, threshold)
     if not ok:
         via = _head_matches(text, ref.value, threshold)
