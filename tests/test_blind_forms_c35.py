@@ -222,6 +222,8 @@ Q_SIR = "Was the isolate susceptible to oxacillin? Answer S, I or R."
     ("HOME, corrected: PSYCH FACILITY", "HOME", ""),  # the retracted value: paid 16 of 16
     ("value: HOME\nalternative: PSYCH FACILITY", "HOME", ""),
     ('{"answer": "HOME", "alternative": "PSYCH FACILITY"}', "HOME", ""),
+    ("HOME\nif recounted: PSYCH FACILITY", "HOME", ""),  # a conditional label: paid 120 of 120
+    ('{"value": "HOME", "if_recounted": "PSYCH FACILITY"}', "HOME", ""),
 ])
 def test_hedges_over_text_values_are_not_paid(answer: str, ref: str, question: str) -> None:
     assert not _ok(answer, TextAnswer(value=ref), question)

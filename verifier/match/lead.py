@@ -85,7 +85,7 @@ def _norm(name: str) -> str:
 
 
 def _from_json(obj: dict, columns: tuple[str, ...]) -> str | None:
-    if any(isinstance(k, str) and (alternative_word(k.replace("_", " ")) or correction_label(k)) for k in obj):
+    if any(isinstance(k, str) and _offers_alternative(k.replace("_", " ")) for k in obj):
         return None  # '{"answer": A, "alternative": B}' offers a second candidate (fresh adversary adv6)
     keys = {_norm(k): k for k in obj if isinstance(k, str)}
     named = [keys[n] for n in ANSWER_KEYS if n in keys]
@@ -125,7 +125,7 @@ def _from_lines(text: str, columns: tuple[str, ...]) -> str | None:
     fields = _field_rows(details)
     if fields is None:
         return None
-    if any(alternative_word(label) is not None or correction_label(label) for label, _ in fields):
+    if any(_offers_alternative(label) for label, _ in fields):
         return None  # 'alternatively: 14.9' is a second candidate, 'Final: 14.9' a correction, not a detail
     wanted = {_norm(c) for c in columns}
     named = [value for label, value in fields if _norm(label) in wanted]
@@ -147,6 +147,13 @@ _SENTENCE_ALTERNATIVE = re.compile(
     r"(?i)\b(?:or|either|maybe|perhaps|possibly|probably|likely|might|may|could|would|unsure|uncertain|unclear|"
     r"guess\w*|presumably|alternatively|otherwise|unless|if|instead|rather|approximately|roughly|actually|"
     r"correct(?:ed|ion|ly)?|mistaken?|wrong|revised?|amended)\b|\bnot\b[^.;]*\bbut\b|\bin\s+fact\b|±|\?")
+
+
+def _offers_alternative(label: str) -> bool:
+    """A detail's label (or JSON key) that offers a second candidate: an alternative ("alternatively",
+    "alternative"), a condition ("if recounted", "would be"), a correction ("Final", "Correction"); a
+    comparison that qualifies what the detail counts ("<=180 days") does not."""
+    return alternative_word(label) is not None or bool(_SENTENCE_ALTERNATIVE.search(label)) or bool(correction_label(label))
 
 
 def _from_labelled_sentence(text: str) -> str | None:
