@@ -237,3 +237,21 @@ def test_hedges_over_text_values_are_not_paid(answer: str, ref: str, question: s
 ])
 def test_committed_text_values_still_match(answer: str, ref: str) -> None:
     assert _ok(answer, TextAnswer(value=ref), Q_SIR if len(ref) == 1 else "")
+
+
+Q_FIRST_UNIT = "Patient 1, admission 2: which was the first care unit after the Emergency Department stay ended?"
+
+
+@pytest.mark.parametrize("answer, ref", [
+    ("Cardiac Surgery/Medicine", "Medicine"),  # two units joined by a slash: paid both ways (12 of 132 pairs)
+    ("Cardiac Surgery/Medicine", "Cardiac Surgery"),
+    ("Left Antecubital/Urethral", "Urethral"),
+    ("Medicine (Medicine/Cardiology)", "Medicine/Cardiology"),  # 'Medicine' is no abbreviation of the compound
+    ("The first care unit was Medicine/Cardiology.", "Medicine"),
+])
+def test_names_joined_by_a_slash_are_two_candidates(answer: str, ref: str) -> None:
+    assert not _ok(answer, TextAnswer(value=ref), Q_FIRST_UNIT)
+
+
+def test_a_compound_name_is_stated_whole() -> None:
+    assert _ok("The first care unit was Medicine/Cardiology.", TextAnswer(value="Medicine/Cardiology"), Q_FIRST_UNIT)

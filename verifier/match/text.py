@@ -213,7 +213,9 @@ def same_entity(short: str, long: str, threshold: float = 90.0) -> bool:
     b = normalise_text(long).replace(".", " ").replace("-", " ").split()
     if not a or not b:
         return False
-    if len(a) == len(b) and all(y.startswith(x) for x, y in zip(a, b)) and a != b:
+    # each word a prefix of the word in the same place that goes on in letters ("E. coli"), not a word of a
+    # compound name ("Medicine" is not short for "Medicine/Cardiology", fresh adversary adv6)
+    if len(a) == len(b) and a != b and all(y.startswith(x) and (x == y or y[len(x)].isalpha()) for x, y in zip(a, b)):
         return True
     initials = "".join(w[0] for w in b if w not in ("of", "and", "the"))
     return len(a) == 1 and len(a[0]) >= 2 and a[0] in (initials, "".join(w[0] for w in b))
@@ -263,7 +265,7 @@ def _head_matches(text: str, ref: str, threshold: float) -> str | None:
 
 
 #: A word written as a name: all capitals ("PSYCH", "CCU", "&") or a capital first ("Coronary", "(CCU)").
-_CAPS_WORD = re.compile(r"^[(\[\"']*(?:[A-Z0-9&/+-]*[A-Z][A-Z0-9&/+.-]*|[A-Z][a-z][\w'.-]*)[)\]\"',.;:]*$")
+_CAPS_WORD = re.compile(r"^[(\[\"']*(?:[A-Z0-9&/+-]*[A-Z][A-Z0-9&/+.-]*|[A-Z][a-z][\w'./-]*)[)\]\"',.;:]*$")
 _UPPER_WORD = re.compile(r"^[(\[\"']*[A-Z0-9&/+-]*[A-Z][A-Z0-9&/+.-]*[)\]\"',.;:]*$")
 
 
@@ -301,6 +303,8 @@ def stated_in_sentence(text: str, ref: str, question: str) -> str | None:
     upper = all(_style(w, True) for w in words_in)
     if not upper and not all(_style(w, False) for w in words_in if w.lower() not in ("of", "and", "the", "for", "to")):
         return None  # written in lower case: no name to delimit
+    if text[max(0, hit.start() - 1): hit.start()] in ("/", "|", "\\") or text[hit.end(): hit.end() + 1] in ("/", "|", "\\"):
+        return None  # joined to another name by a slash: "Cardiac Surgery/Medicine" (fresh adversary adv6)
     before, after = text[: hit.start()].split(), text[hit.end():].split()
     if (before and _style(before[-1], upper) and not re.match(r"^[(\[]", hit.group())) \
             or (after and _style(after[0], upper) and not re.match(r"^[(\[,.;:]", text[hit.end():].lstrip()[:1] or " ")
@@ -312,15 +316,21 @@ def stated_in_sentence(text: str, ref: str, question: str) -> str | None:
     given = normalise_text(question)
     words = rest.split()
     run: list[str] = []
+    # the sentence's first word is capitalised as a sentence's is: one word there, followed by a word in lower
+    # case or a number ("Admission 25696644 of ...", "Discharged to ..."), is no name
+    first = True
     for i, w in enumerate(words + [""]):
-        if w and _style(w, upper) and not (i == 0 and not upper) and not any(c.isdigit() for c in w):
+        if w and _style(w, upper) and not any(c.isdigit() for c in w):
             run.append(w)
             continue
         if run:
             name = normalise_text(" ".join(run))
-            if name and name not in ("the", "a", "an") and f" {name} " not in f" {given} ":
+            follower = words[i] if i < len(words) else ""
+            opening = first and len(run) == 1 and not upper and bool(re.match(r"[a-z0-9]", follower))
+            if name and not opening and name not in ("the", "a", "an") and f" {name} " not in f" {given} ":
                 return None  # another name stands in the sentence: a second candidate
             run = []
+        first = False
     return "the sentence states the reference as its value"
 
 
