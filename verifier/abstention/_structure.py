@@ -43,7 +43,10 @@ from ..contract import load_toml
 from ._patterns import alternation as _alt, initials
 
 _NONASCII = re.compile(r"[^\x00-\x7f]")
-_BASED = re.compile(r"(?<![\w.])0(?:[xX][0-9a-fA-F]{1,16}|[bB][01]{1,64}|[oO][0-7]{1,21})(?![\w.])")
+_BASED = re.compile(r"(?<![\w.])0(?:[xX][0-9a-fA-F]{1,16}|[bB][01]{1,64}|[oO][0-7]{1,21})(?![\w]|\.\w)")
+#: a whole number in scientific notation ("2e0", "3.0E+00"; fresh adversary adv7: "n = 2e0"): read as its
+#: digits when it is a whole number of at most 12 digits
+_SCIENTIFIC = re.compile(r"(?<![\w.])(\d{1,12}(?:\.\d{1,12})?)[eE]([+-]?\d{1,2})(?![\w]|\.\d)")
 #: counting-rod tally marks (one, five) and the CJK five-tally
 _TALLY = {"\U0001D377": "|", "\U0001D378": "|||||", "\u534c": "|||||"}
 #: CJK numerals read as digits (category Lo: ``unicodedata.decimal`` has no value for them)
@@ -74,13 +77,20 @@ def _char(ch: str) -> str:
     return unicodedata.normalize("NFKC", ch)
 
 
+def _scientific(m: re.Match[str]) -> str:
+    value = float(m.group(1)) * 10.0 ** int(m.group(2))
+    return str(int(value)) if value.is_integer() and 0 <= value < 1e12 else m.group()
+
+
 def numerals(text: str, rules_: "StructureRules | None" = None) -> str:
     """``text`` as one token stream of ASCII digits (module docstring, first point)."""
     r = rules_ or rules()
     if not text.isascii():
         text = _NONASCII.sub(lambda m: _char(m.group()), text)
-    if "0" in text:
+    if "0" in text:  # a sentence's full stop may follow the literal ("Cohort size: 0x2.", adv7)
         text = _BASED.sub(lambda m: str(int(m.group(), 0)), text)
+    if "e" in text or "E" in text:
+        text = _SCIENTIFIC.sub(_scientific, text)
     if r.foreign.search(text):
         text = r.foreign.sub(lambda m: str(r.foreign_values[m.group().lower()]), text)
     return text
