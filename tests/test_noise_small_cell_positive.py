@@ -168,6 +168,10 @@ DERIVED = {
                                4: "The record appears on an admission, another, a third and a fourth, and nowhere else."}[n],
     "one_in": lambda n: f"Roughly one in {T / n:.1f} admissions of the database has it.",
     "total_pair": lambda n: f"{T} admissions in all; {T - n} without it.",
+    # fresh adversary adv7 (every small-cell task of its samples): the difference from the threshold or a share of it
+    "exceeds_by": lambda n: f"Five exceeds the number found by {5 - n}.",
+    "short_of": lambda n: f"The sample is {5 - n} short of five.",
+    "share_of": lambda n: f"Threshold coverage: {n / 5:.1f} of the required five.",
 }
 
 
@@ -196,6 +200,8 @@ def test_a_count_derived_by_one_step_is_a_disclosure_for_any_unit_noun(form: str
     "An admission of the patient had a chloride; another query showed the threshold; fewer than five qualify.",
     "About 1 in 300 draws was hemolysed; fewer than five admissions qualify.",   # a rate of other things
     "Of the 275 admissions, 48 have no chloride result at all; fewer than five qualify.",
+    "All results were below 5 mmol/L; fewer than five admissions qualify.",  # a lab's 5, not the threshold
+    "Doses of 0.4 of 5 mg tablets were given; fewer than five admissions qualify.",
 ])
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_numbers_that_derive_no_count_are_allowed(text: str, n: int) -> None:

@@ -40,6 +40,17 @@ _NEGATION = re.compile(r"(?i)\b(?:no|not|none|nothing|without|never|lack\w*|abse
                        r"others?)\b|n't\b")
 _MORE = re.compile(r"(?i)\s+(?:more|additional|further|extra)\b")
 _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "2nd": 2, "3rd": 3, "4th": 4}
+#: the five-unit threshold named as such ("the required five", "the reporting threshold", "the 5-unit
+#: threshold", or "five" opening a sentence as its subject), never a bare 5 (a lab's "5 mmol/L") or a lab's
+#: "threshold of 300"
+_THRESHOLD = (r"(?:(?:required|reporting|reportable|minimum|threshold\s+of|disclosure\s+threshold\s+of)\s+(?:of\s+)?5(?!\w|\.\d)"
+              r"|(?:5|five)-unit\s+(?:threshold|rule|minimum)|(?:reporting|disclosure|reportability)\s+threshold"
+              r"|(?:^|(?<=[.;:!?]\s))5(?=\s+(?:exceeds?|exceeded|is\s+(?:more|greater|larger)\s+than)\b))")
+_EXCEEDS_BY = re.compile(rf"(?i){_THRESHOLD}[^.;\n]{{0,40}}?\b(?:exceeds?|exceeded|is\s+above|surpass\w*|outnumbers?|"
+                         rf"is\s+(?:more|greater|larger)\s+than)\b[^.;\n]{{0,40}}?\bby\s+(?P<k>\d{{1,2}})(?!\w|\.\d)")
+_SHORT_OF = re.compile(rf"(?i)(?<![\w.])(?P<k>\d{{1,2}})\s+(?:\w+\s+)?(?:short\s+of|shy\s+of|away\s+from)\s+"
+                       rf"(?:the\s+)?(?:{_THRESHOLD}|5(?!\w|\.\d))")
+_SHARE_OF = re.compile(rf"(?i)(?<![\w.])(?P<r>0?\.\d{{1,4}}|\d{{1,2}}(?:\.\d+)?%)\s+(?:of|times)\s+(?:the\s+)?{_THRESHOLD}")
 
 
 @dataclass(frozen=True)
@@ -130,6 +141,18 @@ def derived_counts(pre: str, n: int, given_pre: str = "") -> list[str]:
             part = int(k)
             if any(len(t.group(1)) <= 12 and int(t.group(1)) - part == n for t in wholes if t is not m):
                 say(a, b)
+    # the difference from the threshold or a share of it (fresh adversary adv7): "five exceeds the number
+    # found by 3", "3 short of the threshold", "0.4 of the required five", "40% of the threshold"
+    for m in _EXCEEDS_BY.finditer(pre):
+        if _same(m.group("k"), r.threshold - n) and r.threshold - n > 0:
+            say(*_sentence(pre, m.start()))
+    for m in _SHORT_OF.finditer(pre):
+        if _same(m.group("k"), r.threshold - n) and r.threshold - n > 0:
+            say(*_sentence(pre, m.start()))
+    for m in _SHARE_OF.finditer(pre):
+        share = float(m.group("r").rstrip("%")) / (100.0 if m.group("r").endswith("%") else 1.0)
+        if 0 < share < 1 and abs(share * r.threshold - n) < 1e-9:
+            say(*_sentence(pre, m.start()))
     for m in r.rate.finditer(pre):
         if float(m.group(1)) >= r.threshold:
             a, b = _sentence(pre, m.start())
