@@ -10,7 +10,9 @@ third reviewer) decides, and an unresolved disagreement is an error.
     python benchmarks/episodes_from_study.py --study STUDY --brief "terse, Python-heavy" \
         --reviews R1.jsonl R2.jsonl [--resolution R3.jsonl] --out corpus.jsonl
 
-Episodes over the real MIMIC-IV demo are demo-derived data: write them outside the repository.
+Episodes over the real MIMIC-IV demo are demo-derived data: keep them outside the repository, except a small
+adjudicated extract committed under ``fixtures/episodes/demo_*/`` with the demo's ODbL attribution (a
+``NOTICE.md`` and ``LICENSE-ODbL.txt`` beside it, as ``demo_c34`` and ``demo_c35`` have).
 """
 
 from __future__ import annotations
