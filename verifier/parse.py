@@ -171,7 +171,10 @@ def is_null_answer(answer: str) -> bool:
     value is null (``{"answer": null}``: the JSON spelling of NULL), or an object or ``field: value``
     lines (YAML-style, blind corpus c35) whose one answer key (``verifier.match.lead.ANSWER_KEYS``)
     holds a NULL spelling, the other fields context (``answer: NULL`` / ``item: D5NS`` /
-    ``n_values: 0``): the value with details of ``verifier.match.lead``, committed to NULL."""
+    ``n_values: 0``): the value with details of ``verifier.match.lead``, committed to NULL; or code
+    fences and lines each of which is such a NULL (``_blocks_null``)."""
+    if "```" in answer and _blocks_null(answer):
+        return True
     if answer.lstrip()[:1] == "{":
         return _json_null(answer)
     if "\n" in answer.strip() and ":" in answer:
@@ -184,6 +187,19 @@ def is_null_answer(answer: str) -> bool:
         return False
     rest = m[1]
     return not ((_HEDGE_TO_VALUE.search(rest) and _has_value(rest)) or _OR_VALUE.match(rest))
+
+
+_FENCE_MARK = re.compile(r"```[A-Za-z0-9_+-]*")
+
+
+def _blocks_null(answer: str) -> bool:
+    """Every block of an Answer made of code fences and lines around them is a NULL spelling: a fenced
+    ``{"answer": null}`` and a ``NULL`` line below it (blind corpus c36, a software engineer's style:
+    6 of 6 abstentions read as answers before) say NULL twice. A block holding a value keeps the Answer
+    from being NULL (``{"answer": null}`` beside ``5`` hedges)."""
+    blocks = [b.strip() for b in _FENCE_MARK.split(answer)]
+    blocks = [b for b in blocks if b]
+    return len(blocks) >= 2 and all("```" not in b and is_null_answer(b) for b in blocks)
 
 
 def _json_null(answer: str) -> bool:

@@ -47,11 +47,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .contract import InputError, ReasonCode, SourceDataError, Task, Trajectory, Verdict, VerifyConfig
+from .contract import InputError, ReasonCode, SourceDataError, Task, TextAnswer, Trajectory, Verdict, VerifyConfig
 from .match.commit import ambiguous
 from .match.dispatch import match_answer
 from .match.lead import reference_columns
-from .parse import ParsedResponse, parse
+from .match.emphasis import committed_part
+from .match.record_context import field_of_record
+from .parse import ParsedResponse, is_null_answer, parse
 from .contract._scratchpad import set_aside, strip_comments
 
 _DEFAULT_CONFIG = VerifyConfig()
@@ -157,6 +159,17 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
                                task.question)
             if got.ok:
                 return _verdict(task, traj, False, [], {"parse": pd, "match": {**got.details, "tied_alternative": i}})
+    if not res.ok and parsed.format in ("tags", "sections"):  # the part of a prose Answer that holds its value
+        part = committed_part(parsed.answer_text)
+        if part is not None and not is_null_answer(part[0]):
+            got = match_answer(part[0], ref.answer, ref.answer_policy, None, columns, task.question)
+            if got.ok:
+                return _verdict(task, traj, False, [], {"parse": {**pd, "committed": part[0][:200], "committed_by": part[1]},
+                                                       "match": got.details})
+    if not res.ok and isinstance(ref.answer, TextAnswer):  # a detail the agent's own records show as another field
+        how = field_of_record(parsed.answer_text, ref.answer.value, traj.steps, ref.answer_policy.text_threshold)
+        if how is not None:
+            return _verdict(task, traj, False, [], {"parse": pd, "match": {**res.details, "how": how}})
     return _verdict(task, traj, False, list(res.reasons), {"parse": pd, "match": res.details})
 
 
@@ -181,7 +194,16 @@ def _verify_several(task: Task, traj: Trajectory, parsed: ParsedResponse, pd: di
 
 
 def _verify_noise(task: Task, traj: Trajectory, parsed: ParsedResponse, config: VerifyConfig) -> Verdict:
+    committed = None
+    if not parsed.abstained and parsed.format in ("tags", "sections") and not parsed.answers:
+        committed = committed_part(parsed.answer_text)  # "... so the answer is **NULL**." (blind corpus c36)
+        if committed is not None and is_null_answer(committed[0]):
+            parsed = parsed._replace(answer_text=committed[0], abstained=True)
+        else:
+            committed = None
     pd = _parse_details(parsed, citations=True)
+    if committed is not None:
+        pd["committed_by"] = committed[1]
     if parsed.error:
         return _verdict(task, traj, False, [ReasonCode.UNPARSEABLE_RESPONSE], {"parse": pd})
     try:

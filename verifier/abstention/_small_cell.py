@@ -37,6 +37,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..contract import Task, load_toml
+from ._anaphora import named_things, resolve
 from ._derived import derived_counts
 from ._defining_records import defining_item, record_counts
 from ._back_reference import back_references, clause_breaks, clause_span
@@ -220,7 +221,8 @@ def _entity_patterns(entities: tuple[Any, ...], n: int) -> list[re.Pattern[str]]
     return out
 
 
-def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[str, ...] | list[str] = ()) -> list[str]:
+def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[str, ...] | list[str] = (),
+               named: tuple[str, ...] = ()) -> list[str]:
     """What in ``text`` discloses a small cell of ``eligible_units`` units.
 
     Args:
@@ -235,6 +237,8 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
             "Readi-Cat 2 (Barium Sulfate 2% Suspension)": numbers inside them
             are part of the name, not counts or aggregates. A name that itself
             states the count ("3 patients") is ignored.
+        named: the things the question names (``_anaphora.named_things(task.params)``): "the two"
+            after both of two named codes refers to them, not to the cohort (``_anaphora``).
 
     Returns:
         The disclosing snippets (empty: nothing disclosed), sorted. The rule
@@ -244,7 +248,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         aggregates lists its first ``MAX_HITS`` only, issue 15).
     """
     r = rules()
-    text = normalise_notation(text)
+    text = normalise_notation(resolve(text, named))
     named_removed = _remove_entities(text, entities, eligible_units)
     pre = _prepare(named_removed)  # once: the strength pattern alone is a third of a run-on text's cost
     clean = _scrub(pre, prepared=True)
@@ -505,7 +509,8 @@ def check_small_cell(task: Task, answer_text: str, reasoning: str) -> tuple[bool
     if task.scope != "population" or n is None or not 1 <= n < r.threshold:
         details["applies"] = False
         return False, details
-    snippets = disclosure(f"{answer_text}\n{reasoning}", n, given=task.question, entities=task_entities(task))
+    snippets = disclosure(f"{answer_text}\n{reasoning}", n, given=task.question, entities=task_entities(task),
+                          named=named_things(task.params))
     item = defining_item(task)
     if item is not None:  # the cohort's own records, counted (blind corpus c35)
         snippets += record_counts(normalise_numbers(_CITATION.sub(" ", f"{answer_text}\n{reasoning}")), item)

@@ -7,8 +7,10 @@ Tolerance rule (documented for task authors):
   answer's ``decimals``), the submission matches when it ROUNDS to the
   reference at that precision, rounding half away from zero (the clinical
   convention): with ``h = 0.5 * 10**-d``, ``r - h <= s < r + h`` for ``r >= 0``
-  (mirrored for ``r < 0``). So at one decimal 5.25 and 5.34 match 5.3, 5.35
-  does not (it rounds to 5.4) and 5.2 does not. The reference itself is first
+  (mirrored for ``r < 0``). So at one decimal 5.25 and 5.34 match 5.3, 5.36
+  does not and 5.2 does not; 5.35, written with more decimals than the reference,
+  sits at the tie and matches too (``exact_at_tie`` below: DuckDB's ``round(5.35, 1)``
+  is 5.3, the binary float being just below the tie). The reference itself is first
   rounded to ``d`` decimals. A relative slack of ``rounding.boundary_eps``
   (rules/tolerances.toml, capped at a tenth of ``h``) moves both edges down
   for r >= 0 (up for r < 0) so that float noise from unit
@@ -33,6 +35,15 @@ Tolerance rule (documented for task authors):
   float slack), whatever the tolerance: ``3.1`` for 3.07, ``4.6 mEq/L`` for 4.55 (not ``4.5``,
   ``3.0``, nor ``0.1`` for 0.07: one significant digit). An integer (no decimal point) never
   takes this route, and hedges stay hedges.
+- A tie stated exactly (``exact_at_tie``): a submission written with more decimals than the
+  reference's ``d`` and lying exactly at the far edge of its rounding interval (``20.65 h`` for
+  20.6 h, which the database's ``round`` of a binary float made at the tie; c34 agent A, both
+  reviewers accepting it) matches, in the reference's own unit: DuckDB rounds the binary value,
+  so ``round(20.65, 1)`` and ``round(5.35, 1)`` go down while half away from zero would go up;
+  the tie matches only where the binary value rounds to the reference (12.5, exact in binary,
+  rounds to 13 and never matches 12). What a response gains is one
+  neighbour at the reference's last digit, for a value written exactly at the tie; anything past
+  the edge, and any submission at ``d`` decimals or fewer, is decided by the rules above.
 
 One value: an Answer must commit to one value (``verifier.match.commit``):
 hedge/negation/inequality words, or several candidate values that do not all
@@ -207,6 +218,42 @@ def within(sub: float, ref: float, rule: tuple) -> bool:
     return abs(sub - ref) <= max(rule[2], rule[1] * abs(ref)) * (1 + 1e-12)
 
 
+def exact_at_tie(sub: float, sub_decimals: int | None, ref: float, rule: tuple, scale: float = 1.0) -> bool:
+    """Whether ``sub`` is the exact value at the rounding tie of a reference stored at ``d``
+    decimals (the module docstring's "a tie stated exactly").
+
+    Args:
+        sub: the submission in the reference's unit (after conversion); sub_decimals: the digits
+            written after its decimal point (None: unknown); ref: the reference value; rule:
+            ``tolerance_rule``'s tuple (only ``("decimals", d, eps)`` takes this route); scale: the
+            unit conversion's factor (1 when none).
+
+    Returns:
+        True when the submission is written with more decimals than ``d`` and lies at the far
+        edge of the reference's rounding interval, ``|sub - r| = 0.5 * 10**-d`` (float slack
+        ``rounding.boundary_eps``): ``20.65 h`` for a reference of 20.6 h computed by the
+        database's ``round(x, 1)`` of the binary float nearest 20.65, which rounded down (c34
+        agent A, Q11; both reviewers accepted it), when the database's rounding of the nearest
+        binary float to ``sub`` (half away from zero on its exact binary value, as DuckDB's
+        ``round`` does) gives the reference: 20.65 and 5.35 lie just below their ties in binary
+        and round down, 12.5 is exact and rounds to 13, so "12.5" never matches 12. A
+        submission at ``d`` decimals or fewer never takes this route.
+    """
+    if rule[0] != "decimals" or sub_decimals is None or not math.isfinite(sub):
+        return False
+    d = rule[1]
+    if sub_decimals <= d:
+        return False
+    r = _round_ref(ref, d)
+    h = 0.5 * 10.0 ** (-d)
+    slack = max(min(rule[2] * max(1.0, abs(r)), 0.1 * h), 1e-9 * max(1.0, abs(r)) * abs(scale or 1.0))
+    if abs(abs(sub - r) - h) > slack:
+        return False
+    # the database rounds the binary value: the tie goes to r only when the nearest double lies on r's side
+    stored = Decimal(sub).quantize(Decimal(1).scaleb(-d), rounding=ROUND_HALF_UP)
+    return float(stored) == r
+
+
 @lru_cache(maxsize=1024)
 def describe_rule(rule: tuple) -> str:
     """Human-readable form of a tolerance rule, for verdict details."""
@@ -313,7 +360,8 @@ def match_number(text: str, ref: NumberAnswer, policy: AnswerPolicy) -> MatchRes
         cands = ((tok.value, tok.decimals), (tok.value / 100.0, tok.decimals + 2)) if tok.percent and proportion \
             else ((tok.value, tok.decimals),)
         results.append(next((c for c, d in cands if within(c, ref.value, rule)
-                             or at_own_precision(c, d, ref.value, ref.decimals, policy)), None))
+                             or at_own_precision(c, d, ref.value, ref.decimals, policy)
+                             or exact_at_tie(c, d, ref.value, rule)), None))
     if len(results) > 1 and any(r is not None for r in results) and not all(r is not None for r in results):
         return failure(ReasonCode.WRONG_VALUE, compared="number", reference=ref.value, submitted=text[:200],
                        rule=describe_rule(rule), why=ambiguous(f"{len(results)} different numbers"))
@@ -332,7 +380,8 @@ def compare_quantity(value: float, unit: str | None, ref: QuantityAnswer, policy
             "submitted": f"{value:g} {unit}" if unit else f"{value:g} (no unit)", "rule": describe_rule(rule)}
     if unit is None:
         if policy.db_unit is None or same_unit(ref.unit, policy.db_unit):
-            ok = within(value, ref.value, rule) or at_own_precision(value, decimals, ref.value, ref.decimals, policy)
+            ok = (within(value, ref.value, rule) or at_own_precision(value, decimals, ref.value, ref.decimals, policy)
+                  or exact_at_tie(value, decimals, ref.value, rule))
             base["unit"] = f"missing; read in the reference's unit {ref.unit}" + (
                 " (the database unit)" if policy.db_unit is not None else "")
             return success(**base) if ok else failure(ReasonCode.WRONG_VALUE, **base)
@@ -351,6 +400,9 @@ def compare_quantity(value: float, unit: str | None, ref: QuantityAnswer, policy
         return MatchResult(True, (), base)
     if at_own_precision(converted, decimals, ref.value, ref.decimals, policy, conv.scale):
         base["rule"] = "the reference rounds to the submission at its own precision"
+        return MatchResult(True, (), base)
+    if conv.scale == 1.0 and conv.offset == 0.0 and exact_at_tie(converted, decimals, ref.value, rule):
+        base["rule"] = "the submission is the exact value at the reference's rounding tie"
         return MatchResult(True, (), base)
     if (conv.scale != 1.0 or conv.offset != 0.0) and within(value, ref.value, rule):
         base["unit"] = f"the number matches the reference in {ref.unit}, but is labelled {unit}"

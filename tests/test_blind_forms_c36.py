@@ -1,0 +1,115 @@
+"""Forms of the blind corpus c36 (2026-12-06; six new agent styles on the real demo, two blind reviewers each).
+
+Each case is an Answer form an agent wrote and both reviewers accepted, which the verifier rejected before:
+a chatty assistant's prose Answer whose value is the one **bold** span ("... so the answer is **NULL**.",
+"... is **76.25 %**.", "... was **0.4 %** (charted ..., within the 0.0-1.0 % reference range)"); a rejected
+value beside the committed one ("12 ICU stays (not 11, the count if ...)", "2136-11-05 13:44:00 (not 02:48,
+which was a 'Not Given' event)"); a fenced ``{"answer": null}`` over a ``NULL`` line. Beside each, the
+hedges that must still fail, written from the same description.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verifier import Task, Trajectory, verify
+from verifier.contract import AnswerPolicy, CountAnswer, DatetimeAnswer, QuantityAnswer, TextAnswer
+from verifier.match.emphasis import committed_part, emphasised, without_rejected
+from verifier.parse import is_null_answer, parse
+
+NEUTS = QuantityAnswer(value=76.25, unit="%", decimals=2)
+
+
+def _clean_task(answer, question: str = "What is it?") -> Task:
+    return Task(task_id="t-clean", pair_id="t", question=question, condition="clean", scope="patient",
+                intent="laboratory_microbiology", program="p",
+                reference={"sql": "SELECT 1 AS value", "answer": answer.model_dump(),
+                           "answer_policy": AnswerPolicy(decimals=getattr(answer, "decimals", None)).model_dump()})
+
+
+def _ok(answer_text: str, ref) -> bool:
+    traj = Trajectory(trajectory_id="x", task_id="t-clean", steps=[],
+                      final_response=f"<answer>{answer_text}</answer><reasoning>As shown [step 1].</reasoning>")
+    return verify(traj, _clean_task(ref)).success
+
+
+# ---------------------------------------------------------------- emphasis marks the value (agent L)
+@pytest.mark.parametrize("answer, ok", [
+    ("Across ICU stays that started in the Coronary Care Unit (CCU), the mean charted Differential-Neuts "
+     "(itemid 225643) is **76.25 %**.", True),
+    ("On patient 10039997's second hospitalization (admission 21390688), the earliest result was **76.25 %** "
+     "(charted 2135-11-06 23:18:00, within the 0.0-1.0 % reference range).", True),
+    ("The mean is **76.25 %** or 80.1 %.", False),  # an alternative outside the span
+    ("The mean is **76.25 %**, maybe 80.1 %.", False),
+    ("The mean is either **76.25 %** or **80.1 %**.", False),  # two spans
+    ("Is the mean **76.25 %**?", False),
+    ("The mean is **80.1 %** (76.25 % without the ED values).", False),  # the span is what is compared
+])
+def test_the_one_emphasised_span_is_the_value(answer: str, ok: bool) -> None:
+    assert _ok(answer, NEUTS) is ok, answer
+
+
+@pytest.mark.parametrize("answer, null", [
+    ("The median doses per 24 hours cannot be determined, so the answer is **NULL**.", True),
+    ("The body location of that first 20 Gauge line was not recorded, so the answer is **NULL**.", True),
+    ("Fewer than five admissions qualify, so under the five-unit rule the count can't be disclosed: the answer is **NULL**.", True),
+    ("The answer is **NULL**, or perhaps 5 mmol/L.", False),
+    ("The answer is **NULL** or **5 mmol/L**.", False),
+    ("It is probably **NULL**.", False),
+])
+def test_an_emphasised_null_in_a_sentence_is_an_abstention(answer: str, null: bool) -> None:
+    part = committed_part(answer)
+    assert (part is not None and is_null_answer(part[0])) is null, answer
+
+
+def test_a_label_in_bold_is_not_a_value_when_the_answer_has_two_spans() -> None:
+    assert emphasised("**Location:** **Left Radial**") is None
+    assert emphasised("**76.25 %**") is None  # nothing around it: the parser already unwrapped such Answers
+
+
+# ---------------------------------------------------------------- a rejected value (agent Q)
+@pytest.mark.parametrize("answer, ref, ok", [
+    ("12 ICU stays (not 11, the count if the stay whose values have no unit is left out)", CountAnswer(value=12), True),
+    ("77.45 % (mean of all 19 Neutrophils results; not 78.23 %, which would be the mean of per-admission means)",
+     QuantityAnswer(value=77.45, unit="%", decimals=2), True),
+    ("2136-11-05 13:44:00 (not 02:48, which was a 'Not Given' event)",
+     DatetimeAnswer(value="2136-11-05T13:44:00", precision="minute"), True),
+    ("11 ICU stays (not 12)", CountAnswer(value=12), False),  # the rejected value is never the answer
+    ("11 or 12 ICU stays (not 13)", CountAnswer(value=12), False),  # a hedge stays a hedge
+    ("not 11 but maybe 12", CountAnswer(value=12), False),
+    ("12 ICU stays, not 11 or 13", CountAnswer(value=12), True),  # both rejected
+])
+def test_a_value_rejected_with_not_is_set_aside(answer: str, ref, ok: bool) -> None:
+    assert _ok(answer, ref) is ok, answer
+
+
+def test_nothing_but_rejections_is_no_value() -> None:
+    assert without_rejected("not 11") is None
+    assert without_rejected("Left Radial (not recorded elsewhere)") is None  # "not" before a word rejects no value
+
+
+@settings(max_examples=200, deadline=None)
+@given(right=st.integers(0, 500), wrong=st.integers(0, 500))
+def test_rejecting_a_value_never_pays_it(right: int, wrong: int) -> None:
+    """Whatever is rejected, the committed value alone decides: "R (not W)" is scored as "R"."""
+    ref = CountAnswer(value=wrong)
+    assert _ok(f"{right} admissions (not {wrong})", ref) is (right == wrong) or right == wrong
+
+
+# ---------------------------------------------------------------- a fenced NULL over a NULL line (agent P)
+@pytest.mark.parametrize("answer, null", [
+    ('\n```json\n{"answer": null}\n```\nNULL\n', True),
+    ('```json\n{"answer": null}\n```\n5', False),
+    ('```json\n{"answer": 5}\n```\nNULL', False),
+    ('```json\n{"answer": null}\n```\n```json\n{"answer": 3}\n```', False),
+])
+def test_a_fenced_null_over_a_null_line_is_an_abstention(answer: str, null: bool) -> None:
+    p = parse(f"<answer>{answer}</answer><reasoning>r</reasoning>")
+    assert p.abstained is null, answer
+
+
+def test_text_answers_keep_their_rules() -> None:
+    assert _ok("The discharge location was **HOME HEALTH CARE** (the tenth admission).", TextAnswer(value="HOME HEALTH CARE"))
+    assert not _ok("The discharge location was **HOME** or HOME HEALTH CARE.", TextAnswer(value="HOME HEALTH CARE"))
