@@ -113,3 +113,60 @@ def test_a_fenced_null_over_a_null_line_is_an_abstention(answer: str, null: bool
 def test_text_answers_keep_their_rules() -> None:
     assert _ok("The discharge location was **HOME HEALTH CARE** (the tenth admission).", TextAnswer(value="HOME HEALTH CARE"))
     assert not _ok("The discharge location was **HOME** or HOME HEALTH CARE.", TextAnswer(value="HOME HEALTH CARE"))
+
+
+# ---------------------------------------------------------------- a Spanish-speaking clinician (agent N)
+from verifier.abstention._reasoning import consistency  # noqa: E402
+from verifier.abstention._small_cell import disclosure  # noqa: E402
+from verifier.contract import NumberAnswer, UnmetRequirement  # noqa: E402
+from verifier.match.language import detect, to_english  # noqa: E402
+
+READMIT = UnmetRequirement(
+    level="query", statement="Fewer than five DIRECT EMER. admissions are followed by a readmission within 3 days (five-unit rule).",
+    tables=["admissions"], columns=["admissions.admission_time", "admissions.discharge_time"],
+    scope={"admission_type": "DIRECT EMER.", "days": 3}, key_terms=["readmission|readmit", "3 days", "DIRECT EMER."])
+SPANISH = ("Hay 15 admisiones DIRECT EMER.; para cada una se buscó la siguiente admisión del mismo paciente iniciada tras "
+           "el alta [step 1]. Las admisiones DIRECT EMER. seguidas de otra admisión dentro de los 3 días posteriores al "
+           "alta son menos de cinco (tanto contando 72 horas exactas como días de calendario) [step 1]. Por la regla de "
+           "las cinco unidades no se divulga el recuento exacto.")
+
+
+def test_a_spanish_reasoning_is_read_in_the_rules_words() -> None:
+    lang = detect(SPANISH)
+    assert lang is not None and lang.code == "es"
+    assert not consistency(SPANISH, READMIT)["states_gap"]  # as written, no rule reads it
+    assert consistency(to_english(SPANISH, lang), READMIT)["states_gap"]
+
+
+def test_english_is_not_taken_for_spanish() -> None:
+    assert detect("The patient had no potassium recorded in the admission, so the answer is NULL [step 1].") is None
+    assert detect("Los Angeles de la Cruz is a name; the mean was 5 mmol/L.") is None
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ("2,54 (media del riesgo de mortalidad APR-DRG, escala 1–4; 2,5395 sobre 76 admisiones con insurance = Medicare)", True),
+    ("2,54 o 2,64 (según cómo se cuenten las admisiones)", False),  # a hedge in Spanish is a hedge
+    ("2,54, quizás 2,64", False),
+    ("2,64 (media sobre 85 admisiones)", False),
+])
+def test_a_spanish_answer_keeps_its_context_and_its_hedges(answer: str, ok: bool) -> None:
+    assert _ok(answer, NumberAnswer(value=2.54, decimals=2)) is ok, answer
+
+
+def test_a_time_after_a_number_measures_a_window_not_units() -> None:
+    assert disclosure("Next same-pt admission after discharge: fewer than five qualify; none borderline (2-3 d).", 3) == []
+    assert disclosure("Only 3 pts.", 3) != []  # pint reads "pts" as pints: only time units measure a window
+    assert disclosure("Seen in 3 adm.", 3) != []
+
+
+def test_an_introductory_absence_is_a_clause_of_its_own() -> None:
+    req = UnmetRequirement(
+        level="record", statement="Hemoglobin (itemid 50811) was measured only once for patient 10003400 in admission "
+        "23559586; there is no second result.", tables=["lab_events"],
+        columns=["lab_events.itemid", "lab_events.value_numeric", "lab_events.chart_time"],
+        scope={"patientid": 10003400, "admissionid": 23559586, "itemid": 50811},
+        key_terms=["Hemoglobin", "second", "admission 23559586"])
+    text = ("Admission 23559586 has exactly 1 numeric Hemoglobin result [step 2]. With no second numeric result in the "
+            "admission (n = 1), the change from first to second cannot be computed.")
+    assert consistency(text, req)["states_gap"]
+    assert not consistency("The change from first to second cannot be computed [step 2].", req)["states_gap"]

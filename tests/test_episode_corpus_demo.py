@@ -12,6 +12,12 @@ under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
   a plain English sentence after broad GROUP BY exploration; quick and cautious (three tool calls);
   YAML ``answer:`` fields; SI conversions beside the database unit; "Final answer: X." with a caveat.
   Before the fixes it found: 53/72, one false accept; now 71/72.
+* ``demo_c36`` (2026-12-06, 72 episodes, 69 successes; reviewers agreed on all 72, one task ambiguous): a
+  chatty assistant with the value in **bold** inside a sentence; a biostatistician giving n, SD and ranges;
+  a Spanish-speaking clinician (decimal commas, Spanish reasoning); a laboratory report (RESULT: /
+  UNITS/REFERENCE: / COMMENT:); a software engineer's fenced JSON answers; a thinking-aloud model whose
+  Answer names a discarded candidate ("12 ICU stays (not 11, ...)"). Before the fixes it found: 48/72
+  (24 false rejects, no false accept; ``tests/test_blind_forms_c36.py``); now 72/72.
 
 The disagreements left are kept here by name, so that a fix shows and nothing new slips in. None is left:
 the last three (c34_A/Q11 "20.65 h" at a binary rounding tie, c34_D/Q06 a location with its category in
@@ -38,6 +44,7 @@ EPISODES = Path(__file__).resolve().parent.parent / "fixtures" / "episodes"
 CORPORA = {
     "demo_c34": (60, set(), set()),
     "demo_c35": (72, set(), set()),
+    "demo_c36": (72, set(), set()),
 }
 TARGET = 0.99
 

@@ -52,6 +52,7 @@ from .match.commit import ambiguous
 from .match.dispatch import match_answer
 from .match.lead import reference_columns
 from .match.emphasis import committed_part
+from .match.language import detect, to_english
 from .match.record_context import field_of_record
 from .parse import ParsedResponse, is_null_answer, parse
 from .contract._scratchpad import set_aside, strip_comments
@@ -151,6 +152,10 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
         return _verify_several(task, traj, parsed, pd)
     ref = task.reference
     columns = reference_columns(ref.sql) if ref.sql else ()
+    lang = detect(f"{parsed.answer_text}\n{parsed.reasoning}") if not isinstance(ref.answer, TextAnswer) else None
+    if lang is not None:  # read in the rules' words, hedges included (verifier.match.language); values as written
+        parsed = parsed._replace(answer_text=to_english(parsed.answer_text, lang))
+        pd["language"] = lang.code
     res = match_answer(parsed.answer_text, ref.answer, ref.answer_policy, parsed.answer_json, columns,
                        task.question)
     if not res.ok and ref.alternatives:  # rows tied at the reference query's LIMIT are just as correct
@@ -201,9 +206,14 @@ def _verify_noise(task: Task, traj: Trajectory, parsed: ParsedResponse, config: 
             parsed = parsed._replace(answer_text=committed[0], abstained=True)
         else:
             committed = None
+    lang = detect(f"{parsed.answer_text}\n{parsed.reasoning}")
+    if lang is not None:  # the Reasoning read in the rules' words (verifier.match.language)
+        parsed = parsed._replace(reasoning=to_english(parsed.reasoning, lang))
     pd = _parse_details(parsed, citations=True)
     if committed is not None:
         pd["committed_by"] = committed[1]
+    if lang is not None:
+        pd["language"] = lang.code
     if parsed.error:
         return _verdict(task, traj, False, [ReasonCode.UNPARSEABLE_RESPONSE], {"parse": pd})
     try:

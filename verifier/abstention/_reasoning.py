@@ -602,6 +602,11 @@ _LONG_NUMBER = re.compile(r"\b\d{5,}\b")
 _CONTRAST_BEFORE = re.compile(r"\b(?:but|however|whereas|although|though|yet)\s*$")
 _AND = re.compile(r"\band\b")
 _SENTENCES = re.compile(r"\.(?=\s+[^a-z\s]|\s*$)|[;!?\n]+")
+#: An introductory phrase of absence or reason before the main clause, up to its comma ("With no second
+#: numeric result in the admission (n = 1), the change ... cannot be computed", blind corpus c36): it
+#: states the gap as a clause of its own, the main clause the consequence.
+_INTRO = re.compile(r"\s*(?:with|without|given|as there (?:is|are|was|were)|since there (?:is|are|was|were))\s[^,.;]{3,160},",
+                    re.IGNORECASE)
 
 
 def _clauses(reasoning: str, cr: ConsistencyRules) -> list[tuple[bool, str, list[str]]]:
@@ -619,7 +624,10 @@ def _sentences(reasoning: str, cr: ConsistencyRules) -> list[tuple[bool, str, li
         norm = normalise.__wrapped__(text[start:end])
         if norm:
             asks = bool(m and "?" in m.group(0))
-            out.append((asks, norm, [c.strip() for c in cr.clause_breaks.split(norm) if c.strip()],
+            intro = _INTRO.match(text, start, end)
+            parts = [normalise.__wrapped__(text[start:intro.end() - 1]), normalise.__wrapped__(text[intro.end():end])] \
+                if intro else [norm]
+            out.append((asks, norm, [c.strip() for part in parts for c in cr.clause_breaks.split(part) if c.strip()],
                         text[start:m.end() if m else end]))
         if m is None:
             break

@@ -381,13 +381,30 @@ def _counts_other_thing(text: str, m: re.Match[str]) -> bool:
     """Whether the numeral ``m`` counts or measures something other than the cohort: it is the value
     of a label that names another thing ("Tables checked: 2", "Rows with a NULL value: 2") or it is
     followed by the noun of another thing ("3 days", "measured 3 times", "2 tables"), as
-    ``_structure.names_other_thing`` decides; a unit noun after it ("2 admissions") never is."""
+    ``_structure.names_other_thing`` decides, or a unit of time ("2-3 d", ``_duration``); a unit noun after
+    it ("2 admissions") never is."""
     label = _LABEL.search(text, max(0, m.start() - 90), m.start())
     if label:  # the label decides, its unit nouns aside: "Result: 2 rows" states the count
         words = re.findall(r"[^\W\d_]+", label.group(1))
         return names_other_thing(" ".join(w for w in words if w.lower() not in rules().unit_words))
     noun = _NOUN_AFTER.match(text, m.end())
+    if noun and _duration(noun.group(1)):
+        return True
     return bool(noun) and noun.group(1).lower() not in rules().unit_words and names_other_thing(noun.group(1))
+
+
+@lru_cache(maxsize=1024)
+def _duration(word: str) -> bool:
+    """Whether ``word`` is a unit of time (pint's dimension ``[time]``: "d", "h", "min", "wk", "days"): a
+    number before it measures a time ("none borderline (2-3 d)", blind corpus c36), never counts units.
+    Only time: "2 pts." (pint's pint) states a count of patients."""
+    from ..units.convert import parse_unit  # noqa: PLC0415 - pint loads lazily
+
+    try:
+        unit = parse_unit(word).unit
+    except Exception:  # noqa: BLE001 - not a unit
+        return False
+    return dict(unit.dimensionality) == {"[time]": 1}
 
 
 def bare_counts(pre: str, n: int, given_pre: str) -> list[str]:

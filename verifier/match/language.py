@@ -1,0 +1,110 @@
+"""Responses written in another language, read in the words the rules are written in (blind corpus c36;
+``rules/languages.toml``).
+
+The Answer and Reasoning rules (context phrases, hedge words, gap kinds, key terms) are written in
+English. A response in another language is first recognised by its function words (``detect``), then
+rewritten word by word into the rules' vocabulary (``to_english``): "menos de cinco admisiones
+elegibles" is "fewer than five admissions eligible", "2,54 (media ..., escala 1-4; 2,5395 sobre 76
+admisiones)" is "2.54 (mean ..., scale 1-4; 2.5395 over 76 admissions)". Hedge words are rewritten
+too ("o", "quizás"), so a hedge in the language fails as it does in English: the rewriting gives a
+response no reading an English response would not get. Languages are data (one table each).
+
+Layer: ``verifier.contract`` (rule tables) only.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..contract import load_toml
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+@dataclass(frozen=True)
+class Language:
+    """One table of ``rules/languages.toml``, compiled."""
+
+    code: str
+    markers: frozenset[str]
+    min_hits: int
+    min_share: float
+    decimal_comma: bool
+    pattern: re.Pattern[str]
+    replacement: dict[str, str]
+
+
+def fold(text: str, case: bool = True) -> str:
+    """Accents removed (NFKD, combining marks dropped), case-folded unless ``case`` is False."""
+    s = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return s.casefold() if case else s
+
+
+@lru_cache(maxsize=1)
+def languages() -> tuple[Language, ...]:
+    """The tables of ``rules/languages.toml`` (cached)."""
+    out = []
+    for code, t in load_toml("languages.toml").items():
+        if code == "en":  # the rules' own language: its markers only
+            continue
+        pairs = sorted(((fold(a), b) for a, b in t.get("words", [])), key=lambda p: -len(p[0]))
+        alt = "|".join(re.escape(a).replace(r"\ ", r"\s+") for a, _ in pairs)
+        out.append(Language(code, frozenset(fold(w) for w in t.get("markers", [])), int(t.get("min_hits", 3)),
+                            float(t.get("min_share", 0.06)), bool(t.get("decimal_comma", False)),
+                            re.compile(rf"(?<![\w-])(?:{alt})(?![\w-])", re.IGNORECASE), {a: b for a, b in pairs}))
+    return tuple(out)
+
+
+def detect(text: str) -> Language | None:
+    """The language ``text`` is written in when it is one of the tables' (module docstring), else ``None``
+    (English, or a language without a table).
+
+    Args:
+        text: a response or part of one.
+
+    Returns:
+        The table whose markers stand in the text often enough: at least ``min_hits`` distinct markers
+        making at least ``min_share`` of its words, and more of them than of the English function
+        words of ``[en]``.
+    """
+    words = _WORD.findall(fold(text))
+    if not words:
+        return None
+    english = sum(w in _english() for w in words)
+    for lang in languages():
+        hits = [w for w in words if w in lang.markers]
+        if len(set(hits)) >= lang.min_hits and len(hits) >= lang.min_share * len(words) and len(hits) > english:
+            return lang
+    return None
+
+
+@lru_cache(maxsize=1)
+def _english() -> frozenset[str]:
+    return frozenset(load_toml("languages.toml").get("en", {}).get("markers", []))
+
+
+_DECIMAL_COMMA = re.compile(r"(?<![\d,.])(\d+),(\d+)(?![\d,]|\.\d)")
+
+
+def to_english(text: str, lang: Language) -> str:
+    """``text`` (in ``lang``) rewritten into the rules' vocabulary: accent-folded, each word or phrase of
+    the table replaced (in any case; other words keep theirs, so units and names are as written), and a decimal comma written as a point where the language
+    uses one ("2,54" -> "2.54"; a list "1,2,3" is left alone).
+
+    Args:
+        text: the response text; lang: ``detect``'s result for it.
+
+    Returns:
+        The rewritten text. Identifiers, codes, units and numbers are unchanged.
+    """
+    s = fold(text, case=False)
+    if lang.decimal_comma:
+        s = _DECIMAL_COMMA.sub(r"\1.\2", s)
+    def sub(m: re.Match[str]) -> str:
+        got = lang.replacement.get(" ".join(m.group().casefold().split()), m.group())
+        return got[:1].upper() + got[1:] if m.group()[:1].isupper() else got  # a sentence still starts here
+
+    return lang.pattern.sub(sub, s)
