@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from verifier import Task, Trajectory, verify
 from verifier.contract import AnswerPolicy, CountAnswer, DatetimeAnswer, QuantityAnswer, TextAnswer
-from verifier.match.emphasis import committed_part, emphasised, without_rejected
+from verifier.match.emphasis import emphasised, emphasised_value, without_rejected
 from verifier.parse import is_null_answer, parse
 
 NEUTS = QuantityAnswer(value=76.25, unit="%", decimals=2)
@@ -46,6 +46,11 @@ def _ok(answer_text: str, ref) -> bool:
     ("The mean is either **76.25 %** or **80.1 %**.", False),  # two spans
     ("Is the mean **76.25 %**?", False),
     ("The mean is **80.1 %** (76.25 % without the ED values).", False),  # the span is what is compared
+    # fresh adversary adv8: the span is the one reading, never a second one beside the ordinary reading
+    ("Final answer: 76.25 %. Sensitivity analysis gives **80.1 %**.", True),  # two sentences: read as before
+    ("Final answer: 80.1 %. Sensitivity analysis gives **76.25 %**.", False),
+    ("Answer: 80.1 %\nCheck: **76.25 %**", False),
+    ("The mean is **76.25 %**; 80.1 % if the ED values count.", False),  # a condition on a second value
 ])
 def test_the_one_emphasised_span_is_the_value(answer: str, ok: bool) -> None:
     assert _ok(answer, NEUTS) is ok, answer
@@ -58,15 +63,43 @@ def test_the_one_emphasised_span_is_the_value(answer: str, ok: bool) -> None:
     ("The answer is **NULL**, or perhaps 5 mmol/L.", False),
     ("The answer is **NULL** or **5 mmol/L**.", False),
     ("It is probably **NULL**.", False),
+    ("Final answer: 5 mmol/L. Sensitivity analysis gives **NULL**.", False),  # two sentences (adv8 B1)
+    ("No value is recorded, so the answer is **NULL**. The closest recorded value is 4.2.", False),  # adv8 C4
+    ("The answer is 4.2, so the answer is **NULL**.", False),  # a value beside the NULL span
 ])
 def test_an_emphasised_null_in_a_sentence_is_an_abstention(answer: str, null: bool) -> None:
-    part = committed_part(answer)
-    assert (part is not None and is_null_answer(part[0])) is null, answer
+    part = emphasised(answer, "What body location was documented for the first 20 Gauge line?")
+    assert (part is not None and is_null_answer(part)) is null, answer
+
+
+def _noise_task() -> Task:
+    return Task(task_id="t-noise", pair_id="t", question="What is it?", condition="noise", scope="patient",
+                intent="laboratory_microbiology", program="p", noise_type="record",
+                reference={"sql": "SELECT 1", "answer": None, "unmet_requirement": {
+                    "level": "record", "statement": "No potassium for admission 1.", "tables": ["lab_events"],
+                    "columns": ["lab_events.itemid"], "scope": {"admissionid": 1}, "key_terms": ["potassium"]}})
+
+
+@pytest.mark.parametrize("answer", [
+    "Final answer: 4.2 mmol/L. Sensitivity analysis gives **NULL**.",  # adv8 B1: paid on both twins before
+    "NULL\n\nWith the looser reading: **4.2 mmol/L**",  # adv8 C2: an emphasised value beside the NULL
+    "Answer: NULL\nCheck: **4.2 mmol/L**",
+    "NULL (4.2 mmol/L)", "NULL (o 4.2)", "NULL (sonst 4.2)",  # a bare value offered beside the NULL
+])
+def test_a_value_beside_the_null_is_no_committed_null(answer: str) -> None:
+    p = parse(f"<answer>{answer}</answer><reasoning>No potassium [step 1].</reasoning>")
+    traj = Trajectory(trajectory_id="x", task_id="t-noise", steps=[], final_response=f"<answer>{answer}</answer>"
+                      "<reasoning>No potassium [step 1].</reasoning>")
+    from verifier import VerifyConfig  # noqa: PLC0415
+    v = verify(traj, _noise_task(), VerifyConfig(check_reasoning=False))
+    assert not v.abstained, (answer, p.abstained, v.reasons)
 
 
 def test_a_label_in_bold_is_not_a_value_when_the_answer_has_two_spans() -> None:
     assert emphasised("**Location:** **Left Radial**") is None
     assert emphasised("**76.25 %**") is None  # nothing around it: the parser already unwrapped such Answers
+    assert emphasised_value("NULL (see **step 2**)") == "step 2"
+    assert emphasised_value("**NULL**: no value") is None
 
 
 # ---------------------------------------------------------------- a rejected value (agent Q)
@@ -170,3 +203,34 @@ def test_an_introductory_absence_is_a_clause_of_its_own() -> None:
             "admission (n = 1), the change from first to second cannot be computed.")
     assert consistency(text, req)["states_gap"]
     assert not consistency("The change from first to second cannot be computed [step 2].", req)["states_gap"]
+
+
+def test_only_the_spanish_agent_of_every_committed_corpus_is_read_as_another_language() -> None:
+    """Every final response of the committed corpora (synthetic and real demo, 464+ episodes): English ones
+    stay English, whatever names and codes they hold; agent c36_N's twelve are Spanish."""
+    import json  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    found: dict[str, set[str]] = {}
+    for f in (Path(__file__).resolve().parent.parent / "fixtures" / "episodes").glob("*/*.jsonl"):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            lang = detect(r["trajectory"]["final_response"])
+            if lang is not None:
+                found.setdefault(r["agent"], set()).add(lang.code)
+    assert found == {"c36_N": {"es"}}
+
+
+def test_a_german_reasoning_is_read_too() -> None:
+    req = UnmetRequirement(
+        level="record", statement="Hemoglobin (itemid 50811) was measured only once for patient 10003400 in admission "
+        "23559586; there is no second result.", tables=["lab_events"],
+        columns=["lab_events.itemid", "lab_events.value_numeric", "lab_events.chart_time"],
+        scope={"patientid": 10003400, "admissionid": 23559586, "itemid": 50811},
+        key_terms=["Hemoglobin", "second", "admission 23559586"])
+    text = ("Für die Aufnahme 23559586 gibt es nur einen numerischen Hemoglobin-Wert (9,3 g/dl) [Schritt 2]; ein "
+            "zweiter Wert ist nicht dokumentiert.")
+    lang = detect(text)
+    assert lang is not None and lang.code == "de"
+    assert consistency(to_english(text, lang), req)["states_gap"]
+    assert not _ok("4,2 mmol/l oder 4,4 mmol/l (je nach Zählweise der Aufnahmen)", QuantityAnswer(value=4.2, unit="mmol/L", decimals=1))

@@ -103,8 +103,29 @@ _HEDGE_TO_VALUE = re.compile(
 #: Answer, then a number, hedges between abstaining and a value (a red-team policy's "NULL (or 1, ...)"
 #: passed as an abstention; blind reviewers failed it). Only at the opening: "NULL (no lactate within 24
 #: or 48 hours)", "NULL (see steps 3 or 4)" state the gap; "or none", "or patients" offer no value.
-_OR_VALUE = re.compile(r"(?i)^[\s.,;:(\-–—]*(?:or|otherwise|else|alternatively)\b[\s,:]*"
-                       r"(?:(?:it is|it's|the answer is|about|approximately|~)\s*)?[-+−–]?\d")
+_OR_VALUE = re.compile(r"(?i)^[\s.,;:(\-–—]*(?:or|otherwise|else|alternatively|o|u|ou|oder|sonst|sinon|oppure|altrimenti)\b"
+                       r"[\s,:]*(?:(?:it is|it's|the answer is|about|approximately|~)\s*)?[-+−–]?\d")
+#: A bare value in brackets right after the NULL ("NULL (4.2 mmol/L)", "NULL (2150-01-01)"): a number with at most
+#: a unit, offered beside the abstention (fresh adversary adv8, paid on 79 of 80 Noise tasks); a count of data
+#: or a threshold says what it is ("NULL (0 values)", "NULL (fewer than 5)") and is no bare value.
+_BARE_VALUE = re.compile(r"^\s*[(\[]\s*[-+−–]?\d[\d.,:\- ]*\s*(?P<unit>(?:[^\W\d_]|µ|μ)[^\s()\[\]]{0,15}|%|°[CF])?\s*[)\]]\s*\.?\s*$")
+
+
+def _bare_value(rest: str) -> bool:
+    """``rest`` (after a NULL spelling) is a bare value in brackets: a number or date with at most a unit
+    that pint or UCUM reads ("(4.2 mmol/L)"), not a count of data ("(0 values)")."""
+    m = _BARE_VALUE.match(rest)
+    if m is None:
+        return False
+    if not m["unit"]:
+        return True
+    from .units.convert import parse_unit  # noqa: PLC0415 - pint loads lazily
+
+    try:
+        parse_unit(m["unit"])
+    except Exception:  # noqa: BLE001 - a word, not a unit
+        return False
+    return True
 # "\s*(?:#\s*)?" rather than "\s*#?\s*": two adjacent \s* made every list item match 2 ways (exponential)
 #: A step citation: "step" or "steps" (not inside a word), an optional "#" / "no." / "number",
 #: then a list of numbers and ranges ("2, 4", "2-4", "2 and 4", "1, step 2", "1 to 18"). Every
@@ -186,7 +207,7 @@ def is_null_answer(answer: str) -> bool:
     if m is None:
         return False
     rest = m[1]
-    return not ((_HEDGE_TO_VALUE.search(rest) and _has_value(rest)) or _OR_VALUE.match(rest))
+    return not ((_HEDGE_TO_VALUE.search(rest) and _has_value(rest)) or _OR_VALUE.match(rest) or _bare_value(rest))
 
 
 _FENCE_MARK = re.compile(r"```[A-Za-z0-9_+-]*")

@@ -47,17 +47,20 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .contract import InputError, ReasonCode, SourceDataError, Task, TextAnswer, Trajectory, Verdict, VerifyConfig
+from .contract import (CountAnswer, DatetimeAnswer, InputError, NumberAnswer, QuantityAnswer, ReasonCode, SourceDataError,
+                       Task, TextAnswer, Trajectory, Verdict, VerifyConfig)
 from .match.commit import ambiguous
 from .match.dispatch import match_answer
 from .match.lead import reference_columns
-from .match.emphasis import committed_part
+from .match.emphasis import emphasised, emphasised_value, without_rejected
 from .match.language import detect, to_english
 from .match.record_context import field_of_record
 from .parse import ParsedResponse, is_null_answer, parse
 from .contract._scratchpad import set_aside, strip_comments
 
 _DEFAULT_CONFIG = VerifyConfig()
+#: Reference types whose value an emphasised span may be (a text value has its own sentence rule).
+_EMPHASIS_TYPES = (CountAnswer, DatetimeAnswer, NumberAnswer, QuantityAnswer)
 _new_verdict = object.__new__
 _setattr = object.__setattr__
 _FIELDS_SET = frozenset(Verdict.model_fields)
@@ -152,6 +155,13 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
         return _verify_several(task, traj, parsed, pd)
     ref = task.reference
     columns = reference_columns(ref.sql) if ref.sql else ()
+    if parsed.format in ("tags", "sections") and isinstance(ref.answer, _EMPHASIS_TYPES):
+        value = emphasised(parsed.answer_text, task.question)
+        if value is not None:  # the Answer's one reading (verifier.match.emphasis rule 1)
+            pd.update(committed=value[:200], committed_by="the Answer's one emphasised span is its value")
+            parsed = parsed._replace(answer_text=value, abstained=is_null_answer(value))
+            if parsed.abstained:
+                return _verdict(task, traj, True, [ReasonCode.ABSTAINED_ON_CLEAN], {"parse": pd})
     lang = detect(f"{parsed.answer_text}\n{parsed.reasoning}") if not isinstance(ref.answer, TextAnswer) else None
     if lang is not None:  # read in the rules' words, hedges included (verifier.match.language); values as written
         parsed = parsed._replace(answer_text=to_english(parsed.answer_text, lang))
@@ -164,12 +174,13 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
                                task.question)
             if got.ok:
                 return _verdict(task, traj, False, [], {"parse": pd, "match": {**got.details, "tied_alternative": i}})
-    if not res.ok and parsed.format in ("tags", "sections"):  # the part of a prose Answer that holds its value
-        part = committed_part(parsed.answer_text)
-        if part is not None and not is_null_answer(part[0]):
-            got = match_answer(part[0], ref.answer, ref.answer_policy, None, columns, task.question)
+    if not res.ok and "'not'" in str(res.details.get("why", "")):  # only "not" kept it from committing
+        rest = without_rejected(parsed.answer_text)
+        if rest is not None and not is_null_answer(rest):
+            got = match_answer(rest, ref.answer, ref.answer_policy, None, columns, task.question)
             if got.ok:
-                return _verdict(task, traj, False, [], {"parse": {**pd, "committed": part[0][:200], "committed_by": part[1]},
+                return _verdict(task, traj, False, [], {"parse": {**pd, "committed": rest[:200],
+                                                                  "committed_by": "values the Answer rejects with 'not' set aside"},
                                                        "match": got.details})
     if not res.ok and isinstance(ref.answer, TextAnswer):  # a detail the agent's own records show as another field
         how = field_of_record(parsed.answer_text, ref.answer.value, traj.steps, ref.answer_policy.text_threshold)
@@ -200,12 +211,14 @@ def _verify_several(task: Task, traj: Trajectory, parsed: ParsedResponse, pd: di
 
 def _verify_noise(task: Task, traj: Trajectory, parsed: ParsedResponse, config: VerifyConfig) -> Verdict:
     committed = None
-    if not parsed.abstained and parsed.format in ("tags", "sections") and not parsed.answers:
-        committed = committed_part(parsed.answer_text)  # "... so the answer is **NULL**." (blind corpus c36)
-        if committed is not None and is_null_answer(committed[0]):
-            parsed = parsed._replace(answer_text=committed[0], abstained=True)
-        else:
-            committed = None
+    if parsed.format in ("tags", "sections") and not parsed.answers:
+        value = emphasised(parsed.answer_text, task.question)  # "... so the answer is **NULL**." (blind corpus c36)
+        if value is not None:  # the Answer's one reading (verifier.match.emphasis rule 1)
+            committed = "the Answer's one emphasised span is its value"
+            parsed = parsed._replace(answer_text=value, abstained=is_null_answer(value))
+        elif parsed.abstained and emphasised_value(parsed.answer_text) is not None:
+            committed = "an emphasised value beside the NULL: not a committed NULL"  # fresh adversary adv8
+            parsed = parsed._replace(abstained=False)
     lang = detect(f"{parsed.answer_text}\n{parsed.reasoning}")
     if lang is not None:  # the Reasoning read in the rules' words (verifier.match.language)
         parsed = parsed._replace(reasoning=to_english(parsed.reasoning, lang))

@@ -6,20 +6,28 @@ Two ways writers mark the value they commit to, both read from the Answer's own 
 1. **Emphasis.** ``... so the answer is **NULL**.``, ``... the mean charted Differential-Neuts is
    **76.25 %**.``, ``... was **0.4 %** (charted 2135-11-06 23:18:00, within the 0.0-1.0 % reference
    range)`` (a chatty assistant's style: 9 of its 12 Answers, all accepted by both reviewers, failed
-   before). When the Answer holds exactly one strong-emphasis span (``**x**`` or ``__x__``) and text
-   around it, the span is the value and the rest describes it, unless the rest offers an alternative:
-   a non-committal word of ``verifier.match.commit`` (``or``, ``maybe``, ``either``, ``possibly``, a
-   question mark...) other than a negation. A negation outside the span describes the data ("was not
-   recorded, so the answer is **NULL**") or rejects another value (rule 2); it offers none. Two or more
-   spans, or none, leave the Answer as it is.
+   before). When the Answer is one sentence on one line holding exactly one strong-emphasis span
+   (``**x**`` or ``__x__``) with a number, a date or a NULL spelling in it, and text around it, the
+   span is *the* Answer: its one reading, in place of every other (``verifier.verify`` replaces the
+   Answer with it before matching, on Clean and Noise alike, so no response is read two ways). It does
+   not apply when the rest offers an alternative (a non-committal word of ``verifier.match.commit``
+   other than a negation, or a condition: ``or``, ``maybe``, ``if``, ``unless``, ``instead``, ``vs``),
+   holds a label (``Answer:``, ``Check:``), a NULL spelling beside a value span, or, beside a NULL span,
+   a value of its own (``verifier.parse`` reads such values). A negation outside the span describes
+   the data ("was not recorded, so the answer is **NULL**") or rejects another value (rule 2). Several
+   sentences or lines, two spans, a label in bold: the Answer is read as it is. Fresh adversary adv8
+   found the first version, tried as an extra reading beside the ordinary one, paid "Final answer: V.
+   Sensitivity analysis gives **NULL**." on both twins of 26 of 26 pairs: one reading closes that.
+   On Noise an emphasised value anywhere in the Answer ("NULL" / "Check: **V**") commits to that value
+   (``emphasised_value``): the Answer is not a committed NULL.
 2. **A rejected value.** ``12 ICU stays (not 11, the count if the stay whose values have no unit is
    left out)``, ``77.45 % (...; not 78.23 %, which would be the mean of per-admission means)``,
    ``2136-11-05 13:44:00 (not 02:48, which was a 'Not Given' event)`` (a thinking-aloud style).
    "not" directly before a value (a digit, after an optional article) negates that value: the clause
-   it opens, up to the next ``;`` ``)`` or line end (or ``,`` when the clause goes on with "which",
-   "the", "as", "because"...: the whole comment on the rejected value), is set aside when a value
-   stands before it outside the clause. What remains must still commit to one value: "11 or 12 (not
-   13)" is a hedge as before, and "not 11" with nothing before it is no value at all.
+   it opens, up to the next ``;`` ``)`` or line end, is set aside when a value stands before it. What
+   remains must still commit to one value: "11 or 12 (not 13)" is a hedge as before, and "not 11"
+   with nothing before it is no value at all. ``verifier.verify`` reads it only where the ordinary
+   reading failed for the word "not" alone, so it never gives an Answer a second committed value.
 
 Neither rule can make a hedge pass: the value compared is one the Answer commits to, and every other
 value the Answer offers as an alternative keeps failing it.
@@ -43,27 +51,86 @@ _NOT_VALUE = re.compile(r"(?i)(?<![\w-])not\s+(?:the\s+|a\s+)?(?=[-+−]?\d)")
 _CLAUSE_END = re.compile(r"[;)\n]|$")
 
 
-def emphasised(answer: str) -> str | None:
+_CONDITION = re.compile(r"(?i)\b(?:if|unless|instead|vs\.?|versus|rather than|whereas)\b")
+_LABEL = re.compile(r"(?im)(?:^|[.;]\s)\s*[\w /()-]{1,40}:\s*\S|\banswer\s*:")
+_SENTENCE_BREAK = re.compile(r"[.!?]\s+(?=\S)|[;\n]")
+_NULL_WORD = re.compile(r"(?i)(?<![\w/-])(?:null|none|n/a)(?![\w/-])")
+_NULL_SPAN = re.compile(r"(?i)\s*(?:null|none|n/a)\s*[.]?\s*")
+
+
+def _spans(answer: str) -> list[re.Match[str]]:
+    return list(_STRONG.finditer(answer)) if ("**" in answer or "__" in answer) else []
+
+
+def _span_text(m: re.Match[str]) -> str:
+    return (m["a"] or m["b"] or "").strip()
+
+
+def emphasised(answer: str, question: str = "") -> str | None:
     """The value of ``answer`` marked by its one strong-emphasis span (rule 1), else ``None``.
 
     Args:
         answer: the Answer as parsed (whole-answer wrapping already removed).
+        question: the task's question: its own phrases ("PrednisoLONE Acetate 1% Ophth. Susp.") are
+            not sentence breaks.
 
     Returns:
-        The span's text, stripped; ``None`` when the Answer holds no span or several, nothing
-        around it, or an alternative word outside it.
+        The span's text, stripped; ``None`` unless every condition of rule 1 holds.
     """
-    if "**" not in answer and "__" not in answer:
-        return None
-    spans = list(_STRONG.finditer(answer))
-    if len(spans) != 1:
+    spans = _spans(answer)
+    if len(spans) != 1 or "\n" in answer.strip():
         return None
     m = spans[0]
-    value = (m["a"] or m["b"] or "").strip()
-    outside = answer[: m.start()] + " " + answer[m.end():]
-    if not value or not outside.strip(" .,:;!") or _ALTERNATIVE.search(outside):
+    value = _span_text(m)
+    is_null = bool(_NULL_SPAN.fullmatch(value))
+    if not value or value.endswith(":") or answer[m.end():m.end() + 2].lstrip().startswith(":"):
+        return None  # a label in bold
+    if not is_null and not any(c.isdigit() for c in value):
+        return None  # a number, a date or NULL: text values have their own sentence rule
+    outside = answer[: m.start()] + " \u2063 " + answer[m.end():]
+    if not outside.replace("\u2063", "").strip(" .,:;!"):
+        return None
+    plain = outside
+    for phrase in sorted(_question_phrases(question), key=len, reverse=True):
+        plain = plain.replace(phrase, " ")
+    if _SENTENCE_BREAK.search(plain.rstrip().rstrip(".!").rstrip()) or _LABEL.search(plain):
+        return None  # several sentences or lines, or a label: read as it is
+    if _ALTERNATIVE.search(outside) or _CONDITION.search(outside):
+        return None
+    if not is_null and _NULL_WORD.search(outside):
+        return None  # a value beside a NULL spelling
+    if is_null and _offers_value(plain, question):
         return None
     return value
+
+
+def _question_phrases(question: str) -> list[str]:
+    """Runs of the question's words that hold a full stop ("Ophth. Susp.", "DIRECT EMER."): names."""
+    return [m.group() for m in re.finditer(r"\S*\w\.(?:\s+\S+)?", question or "")] if question else []
+
+
+def _offers_value(text: str, question: str = "") -> bool:
+    """Whether ``text`` (outside a NULL span) states a value: a number that is no identifier, citation,
+    unit or time phrase, scale, count of data or threshold (``verifier.match.commit`` context), nor
+    part of a name the question gives ("that first 20 Gauge line", ``numbers.question_names``)."""
+    from .commit import candidates, mask_context  # noqa: PLC0415 - commit imports this package's neighbours
+    from .extract import extract_numbers  # noqa: PLC0415
+    from .numbers import question_names  # noqa: PLC0415
+
+    masked = mask_context(question_names(text, question) if question else text)
+    return bool(candidates(masked, extract_numbers(masked)))
+
+
+def emphasised_value(answer: str) -> str | None:
+    """A strong-emphasis span of ``answer`` that holds something other than a NULL spelling or a label,
+    else ``None``: on Noise such a span commits the Answer to that value ("NULL" / "Check: **5.2**"
+    offers 5.2; fresh adversary adv8)."""
+    for m in _spans(answer):
+        value = _span_text(m)
+        if value and not _NULL_SPAN.fullmatch(value) and not value.endswith(":") \
+                and not answer[m.end():m.end() + 2].lstrip().startswith(":"):
+            return value
+    return None
 
 
 def without_rejected(answer: str) -> str | None:
@@ -98,13 +165,3 @@ def without_rejected(answer: str) -> str | None:
     return text
 
 
-def committed_part(answer: str) -> tuple[str, str] | None:
-    """The part of ``answer`` that holds its committed value, and the rule that chose it, else ``None``
-    (module docstring: emphasis first, then rejected values set aside)."""
-    value = emphasised(answer)
-    if value is not None:
-        return value, "the Answer's one emphasised span is its value"
-    rest = without_rejected(answer)
-    if rest is not None and rest != answer:
-        return rest, "values the Answer rejects with 'not' set aside"
-    return None
