@@ -186,6 +186,14 @@ def test_a_spanish_answer_keeps_its_context_and_its_hedges(answer: str, ok: bool
     assert _ok(answer, NumberAnswer(value=2.54, decimals=2)) is ok, answer
 
 
+HGB = UnmetRequirement(
+    level="record", statement="Hemoglobin (itemid 50811) was measured only once for patient 10003400 in admission "
+    "23559586; there is no second result.", tables=["lab_events"],
+    columns=["lab_events.itemid", "lab_events.value_numeric", "lab_events.chart_time"],
+    scope={"patientid": 10003400, "admissionid": 23559586, "itemid": 50811},
+    key_terms=["Hemoglobin", "second", "admission 23559586"])
+
+
 def test_a_time_after_a_number_measures_a_window_not_units() -> None:
     assert disclosure("Next same-pt admission after discharge: fewer than five qualify; none borderline (2-3 d).", 3) == []
     assert disclosure("Only 3 pts.", 3) != []  # pint reads "pts" as pints: only time units measure a window
@@ -193,12 +201,7 @@ def test_a_time_after_a_number_measures_a_window_not_units() -> None:
 
 
 def test_an_introductory_absence_is_a_clause_of_its_own() -> None:
-    req = UnmetRequirement(
-        level="record", statement="Hemoglobin (itemid 50811) was measured only once for patient 10003400 in admission "
-        "23559586; there is no second result.", tables=["lab_events"],
-        columns=["lab_events.itemid", "lab_events.value_numeric", "lab_events.chart_time"],
-        scope={"patientid": 10003400, "admissionid": 23559586, "itemid": 50811},
-        key_terms=["Hemoglobin", "second", "admission 23559586"])
+    req = HGB
     text = ("Admission 23559586 has exactly 1 numeric Hemoglobin result [step 2]. With no second numeric result in the "
             "admission (n = 1), the change from first to second cannot be computed.")
     assert consistency(text, req)["states_gap"]
@@ -222,12 +225,7 @@ def test_only_the_spanish_agent_of_every_committed_corpus_is_read_as_another_lan
 
 
 def test_a_german_reasoning_is_read_too() -> None:
-    req = UnmetRequirement(
-        level="record", statement="Hemoglobin (itemid 50811) was measured only once for patient 10003400 in admission "
-        "23559586; there is no second result.", tables=["lab_events"],
-        columns=["lab_events.itemid", "lab_events.value_numeric", "lab_events.chart_time"],
-        scope={"patientid": 10003400, "admissionid": 23559586, "itemid": 50811},
-        key_terms=["Hemoglobin", "second", "admission 23559586"])
+    req = HGB
     text = ("Für die Aufnahme 23559586 gibt es nur einen numerischen Hemoglobin-Wert (9,3 g/dl) [Schritt 2]; ein "
             "zweiter Wert ist nicht dokumentiert.")
     lang = detect(text)
