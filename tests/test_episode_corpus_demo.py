@@ -18,6 +18,11 @@ under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
   UNITS/REFERENCE: / COMMENT:); a software engineer's fenced JSON answers; a thinking-aloud model whose
   Answer names a discarded candidate ("12 ICU stays (not 11, ...)"). Before the fixes it found: 48/72
   (24 false rejects, no false accept; ``tests/test_blind_forms_c36.py``); now 72/72.
+* ``demo_c37`` (2026-12-06, 72 episodes, 70 successes; reviewers agreed on all 72, one task ambiguous): a
+  math-trained model's ``\boxed{}`` answers; Markdown "### Answer" sections; a German-speaking clinician; an
+  ICU nurse's charting shorthand; a cautious auditor with confidence lines and numbered caveats; a teacher
+  restating the question. Held out (scored before any of its fixes): 49/72, 0 false accepts, 23 false
+  rejects (``tests/test_blind_forms_c37.py``); German, whose table was written before, 12/12. Now 72/72.
 
 The disagreements left are kept here by name, so that a fix shows and nothing new slips in. None is left:
 the last three (c34_A/Q11 "20.65 h" at a binary rounding tie, c34_D/Q06 a location with its category in
@@ -45,6 +50,7 @@ CORPORA = {
     "demo_c34": (60, set(), set()),
     "demo_c35": (72, set(), set()),
     "demo_c36": (72, set(), set()),
+    "demo_c37": (72, set(), set()),
 }
 TARGET = 0.99
 

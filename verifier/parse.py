@@ -37,6 +37,11 @@ estimate, maybe, possibly, perhaps, approximately, guess, roughly, around,
 about) and a number that is neither a step citation (``[step 2]``) nor an
 identifier (``admission 22595853``), ``abstained`` is False.
 
+Inside answer tags, a Markdown heading "### Answer" (or "Final answer", "Result") on its own line marks the
+section that holds the value, up to the next heading; the other sections are details (blind corpus c37).
+An Answer holding exactly one ``\\boxed{...}`` (the convention of math-trained reasoning models) is read
+as the box's content, LaTeX unwrapped (``verifier.match.emphasis.boxed``; blind corpus c37).
+
 A final response that is only a Markdown table (no label) is taken as the
 Answer. A final response that is only a NULL spelling (``NULL``, ``None``,
 ``N/A``, ``null.``, optionally Markdown-wrapped; no explanation) is the Answer
@@ -76,6 +81,7 @@ from .match.extract import (
     extract_records,
     strip_markdown,
 )
+from .match.emphasis import boxed
 from .match.scan import json_fence_bodies, strip_fence
 
 __all__ = [
@@ -272,6 +278,24 @@ def _clean(answer: str) -> str:
             break
         s = m[2].strip()
     return s
+
+
+#: A Markdown heading that names the Answer ("### Answer", "## Final answer", "# Result") on its own line.
+_ANSWER_HEADING = re.compile(r"(?im)^[ \t]*#{1,6}[ \t]*(?:\*\*)?(?:final[ \t]+answer|answer|result)(?:\*\*)?[ \t]*:?[ \t]*$")
+_ANY_HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+\S")
+
+
+def _headed_answer(body: str) -> str | None:
+    """The section under an answer tag's one "### Answer" heading, up to the next heading (blind corpus c37:
+    "### Answer / **Left Antecubital** / ### Details / - ..."): the value there, the other sections its
+    details, as the sections format reads a whole response (module docstring, format 3). Several such
+    headings, or an empty section, leave the body as it is."""
+    heads = list(_ANSWER_HEADING.finditer(body))
+    if len(heads) != 1:
+        return None
+    nxt = _ANY_HEADING.search(body, heads[0].end())
+    section = body[heads[0].end(): nxt.start() if nxt else len(body)].strip()
+    return section or None
 
 
 def _citations(*texts: str) -> list[int]:
@@ -485,7 +509,11 @@ def parse(text: str) -> ParsedResponse:
         # the Answer as a reader sees it: an HTML character reference is its character ("SEPTICEMIA &amp;
         # DISSEMINATED INFECTIONS", blind corpus c35); JSON strings carry no HTML
         answer = html.unescape(answer)
+    if "#" in answer and fmt == "tags":
+        answer = _headed_answer(answer) or answer
     answer = _clean(answer)
+    if "boxed" in answer or "fbox" in answer:  # a boxed value is the Answer's one reading (match.emphasis rule 3)
+        answer = boxed(answer) or answer
     if not answer:
         return ParsedResponse("", reasoning, False, "the Answer is empty", fmt)
     abstained = is_null_answer(answer)

@@ -102,7 +102,9 @@ from ._rekey import rekeyed_witness, task_named_values
 from ._witness import overlay_shape, task_bounds
 from ._reasoning import check_reasoning
 from ._small_cell import check_small_cell
-from ._suppressed import stated_statistics, suppressed_values
+from ._anaphora import named_things
+from ._small_cell import normalise_numbers
+from ._suppressed import record_count, stated_record_count, stated_statistics, suppressed_values
 
 #: Per-query status -> reason code, in reporting order.
 STATUS_CODES: dict[str, ReasonCode] = {
@@ -326,6 +328,8 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
     disclosed, sc = check_small_cell(task, answer_text, disclosure_text)
     if sc.get("applies"):  # the withheld aggregate itself, read by its value (_suppressed, adv7)
         stats = stated_statistics(disclosure_text, suppressed_values(str(db), task.reference.sql), task.question)
+        stats += stated_record_count(normalise_numbers(disclosure_text), record_count(str(db), task.reference.sql),
+                                     named_things(task.params))
         if stats:
             sc["disclosed"] = [*sc.get("disclosed", []), *stats]
             disclosed = True

@@ -573,9 +573,16 @@ def _protect(text: str, items: tuple[str, ...]) -> str:
     return text
 
 
+#: A sentence that reports what was asked ("The question asks which body location is recorded most often
+#: ...", blind corpus c37: read as asserting that the location is recorded): a report of the question.
+_REPORTS_QUESTION = re.compile(r"^(?:so |here |first )?(?:the (?:question|task|user|prompt)|we|i|you)"
+                               r"(?: (?:is|are|am|was))? (?:asks?|asking|asked|wants?|wanted|needs? to know|requests?)\b")
+
+
 def _restates(sentence: str, question: str) -> bool:
-    """A (normalised) sentence of four or more words that the (normalised) question holds word for word."""
-    return len(sentence.split()) >= 4 and f" {sentence} " in f" {question} "
+    """A (normalised) sentence of four or more words that the (normalised) question holds word for word, or
+    one that reports what the question asks (``_REPORTS_QUESTION``): either states nothing of the data."""
+    return (len(sentence.split()) >= 4 and f" {sentence} " in f" {question} ") or bool(_REPORTS_QUESTION.match(sentence))
 
 
 def _plain_gap_kinds(statement: str) -> tuple[str, ...]:
@@ -703,7 +710,9 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
             if r.scoped and not hedged and not echoed and cr.five_unit.search(clause):
                 wrong.append({"clause": clause, "kind": "few"})
             if not hedged and not echoed:
-                assertion = _assertion(clause, r, cr, named_column, negated)
+                # a clause that states the field empty ("the latest entry has value_numeric NULL", blind corpus
+                # c37) asserts no value, whatever verb it holds
+                assertion = _assertion(clause, r, cr, named_column, negated or bool(cr.gaps["emptiness"].search(clause)))
                 if assertion:
                     contradictions.append({"clause": clause, "assertion": assertion})
             previous_named = previous_named or named_item or named_subject or refers

@@ -312,18 +312,20 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
 _NUMERAL = re.compile(r"(?<![\w.,/])(\d+)(?![\w]|[.,]\d|\s*(?:%|percent\b))")  # a percentage is the percent rule's
 #: "x2" / "×2": a count written as a multiplier ("pt x2", "seen x2").
 _TIMES = re.compile(r"(?i)(?<![\w])[x×](\d{1,2})\b")
-#: A numbered list's marker: at the start of the text, a line or a sentence, "k." or "k)" and a space.
-_MARKER = re.compile(r"(?:^|(?<=\n)|(?<=[.:;!?]\s))\s*(\d{1,2})[.)]\s+(?=\S)")
+#: A numbered list's marker: at the start of the text, a line or a sentence, "k." or "k)" and a space; or
+#: "(k)" inline after a space or a colon ("Caveats: (1) ... (2) ...", blind corpus c37).
+_MARKER = re.compile(r"(?:(?:^|(?<=\n)|(?<=[.:;!?]\s))\s*(\d{1,2})[.)]|(?<=[\s:])\((\d{1,2})\))\s+(?=\S)")
 #: The other bound of a range the numeral is one end of: "2-10 %", "2 to 10 %".
 _RANGE_AFTER = re.compile(r"\s*(?:-|–|to)\s*(\d+(?:\.\d+)?)\s*(%|[a-zA-Z/\[\]]+)?")
 _RANGE_BEFORE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:-|–|to)\s*$")
 
 
 def _list_markers(text: str) -> set[int]:
-    """Starts of the markers of numbered lists in ``text`` ("1. ... 2. ..."): a run of markers
+    """Starts of the markers of numbered lists in ``text`` ("1. ... 2. ...", "(1) ... (2) ..."): a run of markers
     1, 2, ..., k in order, each item holding at least three words. A list of reasoning points counts
     its points, not units (a list whose items are units is read by ``enumerations``)."""
-    found = [(m.start(1), int(m.group(1)), m.end()) for m in _MARKER.finditer(text)]
+    found = [(m.start(1) if m.group(1) else m.start(2), int(m.group(1) or m.group(2)), m.end())
+             for m in _MARKER.finditer(text)]
     out: set[int] = set()
     run: list[tuple[int, int, int]] = []
     for i, f in enumerate(found):

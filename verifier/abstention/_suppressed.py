@@ -9,6 +9,12 @@ paid on 61 of 72 small-cell tasks before) discloses it.
 
 Whole numbers below ten are left to the count's passes (a mean of 2.0 and "2 steps" are not told apart),
 and so are numbers the question itself states.
+
+The number of records the withheld statistic is computed over is an aggregate over the eligible units
+too (blind corpus c37: "'Octreotide Acetate' has 14 prescriptions, but only 6 carry a doses_per_24_hrs
+value" on a task of 2 eligible admissions, both reviewers failing it): the unguarded reference query
+with its projection replaced by ``count(*)`` counts them (``record_count``), and a sentence that names
+the task's item and states that whole number discloses it (``stated_record_count``).
 """
 
 from __future__ import annotations
@@ -38,6 +44,60 @@ def _unguarded(sql: str) -> str | None:
     tree = tree.copy()
     tree.set("having", None)
     return tree.sql("duckdb")
+
+
+@lru_cache(maxsize=4096)
+def record_count(db_path: str, sql: str) -> int | None:
+    """How many records the unguarded reference query reads on ``db_path`` (its FROM, joins and WHERE, with
+    ``count(*)`` as its only output; no GROUP BY, ORDER or LIMIT), ``None`` when it has no guard, groups,
+    or does not run (read-only, time-limited)."""
+    unguarded = _unguarded(sql)
+    if unguarded is None:
+        return None
+    try:
+        tree = sqlglot.parse_one(unguarded, read="duckdb")
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
+        return None
+    if not isinstance(tree, exp.Select) or tree.args.get("group") or tree.args.get("with"):
+        return None
+    tree = tree.copy()
+    for key in ("order", "limit", "offset", "distinct"):
+        tree.set(key, None)
+    tree.set("expressions", [exp.Count(this=exp.Star())])
+    try:
+        res = run_query(thread_connection(db_path), tree.sql("duckdb"), time_limit_s=_TIME_LIMIT_S, row_cap=2)
+    except Exception:  # noqa: BLE001 - a reference that does not run unguarded withholds nothing readable
+        return None
+    if len(res.rows) != 1 or not isinstance(res.rows[0][0], int) or isinstance(res.rows[0][0], bool):
+        return None
+    return res.rows[0][0]
+
+
+_SENTENCE = re.compile(r"[.;!?\n]+(?:\s|$)")
+_CITATION = re.compile(r"(?i)[\[(]\s*steps?\s*[\d,\s\-–and]+[\])]")
+_RECORD_NOUNS = (r"(?:values?|results?|rows?|records?|entr(?:y|ies)|events?|prescriptions?|orders?|doses?|measurements?|"
+                 r"administrations?|readings?|charts?|tests?|labs?|codes?)")
+
+
+def stated_record_count(text: str, n: int | None, names: list[str] | tuple[str, ...]) -> list[str]:
+    """Sentences of ``text`` that name one of the task's ``names`` (its items: ``task.params`` strings) and
+    state ``n``, the count of the withheld statistic's records, as a whole number (module docstring)."""
+    if not n or not names:
+        return []
+    items = [re.compile(rf"(?i)(?<![\w]){re.escape(x)}(?![\w])") for x in names if len(x.strip()) >= 3]
+    # the number counts records: a record noun within the next four words ("only 6 carry a ... value")
+    number = re.compile(rf"(?<![\w.,:/-]){n}(?![\w]|[.,:/-]\d)(?=(?:\W+[\w-]+){{0,4}}?\W+{_RECORD_NOUNS}\b)", re.I)
+    text = _CITATION.sub(" ", text)
+    found, start = [], 0
+    for m in [*_SENTENCE.finditer(text), None]:
+        end = m.start() if m else len(text)
+        sentence = text[start:end]
+        if number.search(sentence) and any(p.search(sentence) for p in items):
+            found.append(" ".join(sentence.split())[:160] + " [the count of the withheld statistic's records]")
+        if m is None:
+            break
+        start = m.end()
+    return found
 
 
 @lru_cache(maxsize=4096)

@@ -280,15 +280,21 @@ _MAX_COUNT = 10**15  # counts beyond this (e.g. 10^999999) are not counts of any
 
 
 _NAMED_NUMBER = re.compile(r"([A-Za-z][\w-]*)[ \t]+(\d+)[ \t]+([A-Za-z][\w-]*)")
+_QUESTION_ID = re.compile(r"(?<![\w.,-])\d{4,}(?![\w]|[.,]\d)")
 
 
 def question_names(text: str, question: str) -> str:
     """``text`` with the numbers that stand inside a name the question gives blanked (same length):
     the word before and the word after the number are the question's own, around the same number
     ("type 2 diabetes" for a question naming "Type 2 diabetes mellitus", blind corpus c32). A number
-    so named is part of the name, not a candidate; any other number is untouched."""
+    so named is part of the name, not a candidate. An identifier the question gives, a whole number of
+    four or more digits standing alone there ("ICU item 225667", "admission 24357615"), is no candidate
+    either ("12 ICU stays w/ iCa (225667) >1.3 mmol/L", blind corpus c37). Any other number is untouched."""
     if not question or not any(c.isdigit() for c in question):
         return text
+    ids = set(_QUESTION_ID.findall(question))
+    if ids:
+        text = _QUESTION_ID.sub(lambda m: " " * len(m.group()) if m.group() in ids else m.group(), text)
     named = {(a.casefold(), n, b.casefold()) for a, n, b in _NAMED_NUMBER.findall(question)}
     if not named:
         return text
