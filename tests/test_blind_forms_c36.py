@@ -208,9 +208,9 @@ def test_an_introductory_absence_is_a_clause_of_its_own() -> None:
     assert not consistency("The change from first to second cannot be computed [step 2].", req)["states_gap"]
 
 
-def test_only_the_spanish_agent_of_every_committed_corpus_is_read_as_another_language() -> None:
-    """Every final response of the committed corpora (synthetic and real demo, 464+ episodes): English ones
-    stay English, whatever names and codes they hold; agent c36_N's twelve are Spanish."""
+def test_only_the_spanish_and_german_agents_of_every_committed_corpus_are_read_as_other_languages() -> None:
+    """Every final response of the committed corpora (synthetic and real demo, 600 episodes): English ones
+    stay English, whatever names and codes they hold; agent c36_N's twelve are Spanish, c37_T's German."""
     import json  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
@@ -221,7 +221,7 @@ def test_only_the_spanish_agent_of_every_committed_corpus_is_read_as_another_lan
             lang = detect(r["trajectory"]["final_response"])
             if lang is not None:
                 found.setdefault(r["agent"], set()).add(lang.code)
-    assert found == {"c36_N": {"es"}}
+    assert found == {"c36_N": {"es"}, "c37_T": {"de"}}
 
 
 def test_a_german_reasoning_is_read_too() -> None:
@@ -232,3 +232,12 @@ def test_a_german_reasoning_is_read_too() -> None:
     assert lang is not None and lang.code == "de"
     assert consistency(to_english(text, lang), req)["states_gap"]
     assert not _ok("4,2 mmol/l oder 4,4 mmol/l (je nach Zählweise der Aufnahmen)", QuantityAnswer(value=4.2, unit="mmol/L", decimals=1))
+
+
+def test_a_french_reasoning_is_read_too() -> None:
+    text = ("Pour l'admission 23559586, il n'y a qu'un seul résultat numérique d'Hemoglobin (9,3 g/dl) [étape 2] ; "
+            "aucun deuxième résultat n'est enregistré.")
+    lang = detect(text)
+    assert lang is not None and lang.code == "fr"
+    assert consistency(to_english(text, lang), HGB)["states_gap"]
+    assert not _ok("4,2 mmol/l ou 4,4 mmol/l (selon le comptage)", QuantityAnswer(value=4.2, unit="mmol/L", decimals=1))

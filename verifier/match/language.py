@@ -35,6 +35,7 @@ class Language:
     decimal_comma: bool
     pattern: re.Pattern[str]
     replacement: dict[str, str]
+    elision: re.Pattern[str] | None = None
 
 
 def fold(text: str, case: bool = True) -> str:
@@ -54,7 +55,8 @@ def languages() -> tuple[Language, ...]:
         alt = "|".join(re.escape(a).replace(r"\ ", r"\s+") for a, _ in pairs)
         out.append(Language(code, frozenset(fold(w) for w in t.get("markers", [])), int(t.get("min_hits", 3)),
                             float(t.get("min_share", 0.06)), bool(t.get("decimal_comma", False)),
-                            re.compile(rf"(?<![\w-])(?:{alt})(?![\w-])", re.IGNORECASE), {a: b for a, b in pairs}))
+                            re.compile(rf"(?<![\w-])(?:{alt})(?![\w-])", re.IGNORECASE), {a: b for a, b in pairs},
+                            re.compile(rf"(?i)\b({'|'.join(map(re.escape, t['elision']))})['’](?=\w)") if t.get("elision") else None))
     return tuple(out)
 
 
@@ -70,7 +72,7 @@ def detect(text: str) -> Language | None:
         making at least ``min_share`` of its words, and more of them than of the English function
         words of ``[en]``.
     """
-    words = _WORD.findall(fold(text))
+    words = _WORD.findall(fold(text).replace("'", " ").replace("’", " "))
     if not words:
         return None
     english = sum(w in _english() for w in words)
@@ -101,6 +103,8 @@ def to_english(text: str, lang: Language) -> str:
         The rewritten text. Identifiers, codes, units and numbers are unchanged.
     """
     s = fold(text, case=False)
+    if lang.elision is not None:
+        s = lang.elision.sub(r"\1 ", s)
     if lang.decimal_comma:
         s = _DECIMAL_COMMA.sub(r"\1.\2", s)
     def sub(m: re.Match[str]) -> str:
