@@ -224,20 +224,15 @@ def test_only_the_spanish_and_german_agents_of_every_committed_corpus_are_read_a
     assert found == {"c36_N": {"es"}, "c37_T": {"de"}}
 
 
-def test_a_german_reasoning_is_read_too() -> None:
-    req = HGB
-    text = ("Für die Aufnahme 23559586 gibt es nur einen numerischen Hemoglobin-Wert (9,3 g/dl) [Schritt 2]; ein "
-            "zweiter Wert ist nicht dokumentiert.")
+@pytest.mark.parametrize("code, text, hedge", [
+    ("de", "Für die Aufnahme 23559586 gibt es nur einen numerischen Hemoglobin-Wert (9,3 g/dl) [Schritt 2]; ein "
+           "zweiter Wert ist nicht dokumentiert.", "4,2 mmol/l oder 4,4 mmol/l (je nach Zählweise der Aufnahmen)"),
+    ("fr", "Pour l'admission 23559586, il n'y a qu'un seul résultat numérique d'Hemoglobin (9,3 g/dl) [étape 2] ; "
+           "aucun deuxième résultat n'est enregistré.", "4,2 mmol/l ou 4,4 mmol/l (selon le comptage)"),
+])
+def test_german_and_french_are_read_too(code: str, text: str, hedge: str) -> None:
+    """Tables written before any episode in these languages was seen (German then held out 12/12 in c37)."""
     lang = detect(text)
-    assert lang is not None and lang.code == "de"
-    assert consistency(to_english(text, lang), req)["states_gap"]
-    assert not _ok("4,2 mmol/l oder 4,4 mmol/l (je nach Zählweise der Aufnahmen)", QuantityAnswer(value=4.2, unit="mmol/L", decimals=1))
-
-
-def test_a_french_reasoning_is_read_too() -> None:
-    text = ("Pour l'admission 23559586, il n'y a qu'un seul résultat numérique d'Hemoglobin (9,3 g/dl) [étape 2] ; "
-            "aucun deuxième résultat n'est enregistré.")
-    lang = detect(text)
-    assert lang is not None and lang.code == "fr"
+    assert lang is not None and lang.code == code
     assert consistency(to_english(text, lang), HGB)["states_gap"]
-    assert not _ok("4,2 mmol/l ou 4,4 mmol/l (selon le comptage)", QuantityAnswer(value=4.2, unit="mmol/L", decimals=1))
+    assert not _ok(hedge, QuantityAnswer(value=4.2, unit="mmol/L", decimals=1))
