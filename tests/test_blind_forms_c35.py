@@ -192,21 +192,29 @@ F_Q05 = ('- S/O: The prescription entry named exactly "AcetaZOLamide" appears in
          "entry and was not counted [step 1].")
 
 
-def test_a_count_of_the_records_that_define_the_cohort_is_a_disclosure() -> None:
-    from verifier.abstention._small_cell import check_small_cell  # noqa: PLC0415
+def test_a_count_of_the_records_that_define_the_cohort_is_a_disclosure(demo_db) -> None:
+    """Read by value since blind corpus c37 (``_suppressed.record_count``): the records the withheld statistic
+    is computed over, counted on the database, stated in a sentence naming the item before a record noun."""
+    from verifier.abstention._anaphora import named_things  # noqa: PLC0415
+    from verifier.abstention._small_cell import normalise_numbers  # noqa: PLC0415
+    from verifier.abstention._suppressed import record_count, stated_record_count  # noqa: PLC0415
+
+    def disclosed(task, text: str) -> bool:
+        n = record_count(str(demo_db), task.reference.sql)
+        return bool(stated_record_count(normalise_numbers(text), n, named_things(task.params)))
 
     task = _corpus_task("c35_F/Q05")  # "Count the patients with at least one prescription of AcetaZOLamide" (1)
-    assert check_small_cell(task, "NULL", F_Q05)[0]
-    assert check_small_cell(task, "NULL", F_Q05.replace("2 prescription rows", "two prescription rows"))[0]
-    assert not check_small_cell(task, "NULL", F_Q05.replace(" appears in 2 prescription rows", " is prescribed"))[0]
+    assert disclosed(task, F_Q05)
+    assert disclosed(task, F_Q05.replace("2 prescription rows", "two prescription rows"))
+    assert not disclosed(task, F_Q05.replace(" appears in 2 prescription rows", " is prescribed"))
     # another entry's rows, and the database's size, count other populations
-    assert not check_small_cell(task, "NULL", '"AcetaZOLamide Sodium" is a different entry with 14 rows [step 1]. '
-                                              "Fewer than five patients are eligible.")[0]
+    assert not disclosed(task, '"AcetaZOLamide Sodium" is a different entry with 14 rows [step 1]. '
+                               "Fewer than five patients are eligible.")
     # a cohort narrower than the item (patients given it during an ICU stay): the item's rows are wider
     icu = _corpus_task("c35_G/Q10")
     drug = icu.reference.unmet_requirement.scope["medication"]
-    assert not check_small_cell(icu, "NULL", f"{drug} appears in 12 administration rows overall [step 1]; "
-                                             "fewer than five patients received it during an ICU stay.")[0]
+    assert not disclosed(icu, f"{drug} appears in 12 administration rows overall [step 1]; "
+                              "fewer than five patients received it during an ICU stay.")
 
 
 # ---------------------------------------------------------------- fresh adversary adv6 (hedges, 2026-12-06)

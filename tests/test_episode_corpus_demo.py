@@ -23,6 +23,10 @@ under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
   ICU nurse's charting shorthand; a cautious auditor with confidence lines and numbered caveats; a teacher
   restating the question. Held out (scored before any of its fixes): 49/72, 0 false accepts, 23 false
   rejects (``tests/test_blind_forms_c37.py``); German, whose table was written before, 12/12. Now 72/72.
+* ``demo_c38`` (2026-12-06, 72 episodes, test and train splits (the test split's unused pairs ran out); the
+  reviewers split on one, a third decided): French; whole-response JSON with "evidence_steps"; one-row Markdown
+  tables; arrows and check marks; an over-explainer whose first sentence is the value; relative times ("hospital
+  day 2"). Held out: 56/72, 0 false accepts, 16 false rejects (``tests/test_blind_forms_c38.py``). Now 72/72.
 
 The disagreements left are kept here by name, so that a fix shows and nothing new slips in. None is left:
 the last three (c34_A/Q11 "20.65 h" at a binary rounding tie, c34_D/Q06 a location with its category in
@@ -30,7 +34,7 @@ parentheses, c35_J/Q01 "the two" for the two codes) are closed by rules written 
 (``tests/test_known_rejects_c34_c35.py``).
 
 (The c35 false accept, "the exact entry 'AcetaZOLamide' appears in 2 prescription rows" on a task whose
-cohort is the patients with that entry, is closed: ``verifier.abstention._defining_records``.)
+cohort is the patients with that entry, is closed: ``verifier.abstention._suppressed.record_count``.)
 
 Real-data test: it needs the demo (``MIMIC_DEMO_DIR``) and its MEDS chart events, and skips, saying so,
 only when they are absent.
@@ -51,6 +55,7 @@ CORPORA = {
     "demo_c35": (72, set(), set()),
     "demo_c36": (72, set(), set()),
     "demo_c37": (72, set(), set()),
+    "demo_c38": (72, set(), set()),
 }
 TARGET = 0.99
 

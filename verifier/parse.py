@@ -81,6 +81,7 @@ from .match.extract import (
     extract_records,
     strip_markdown,
 )
+from .match.aside import _SELF_CORRECTION as _CORRECTED
 from .match.emphasis import boxed
 from .match.scan import json_fence_bodies, strip_fence
 
@@ -100,6 +101,7 @@ _LABEL_START = frozenset("aAfFrReE")
 _SYMBOL_JOIN = frozenset("\u200d\ufe0e\ufe0f\u20e3")
 _NULL = re.compile(r"^(?:null|none|n/a)((?:\s*(?:[.,;:(\-–—].*)?)?)$", re.I | re.S)
 _BARE_NULL = re.compile(r"(?i)null|none|n/a")
+_NULL_FIRST = re.compile(r"(?i)^[\s*_`\"'\[]*(?:null|none|n/a)\b")
 _HEDGE_TO_VALUE = re.compile(
     r"(?i)\b(?:actually|probably|but|likely|estimate[ds]?|estimated|maybe|possibly|perhaps|approximately|"
     r"approx|guess|roughly|around|about)\b"
@@ -200,7 +202,13 @@ def is_null_answer(answer: str) -> bool:
     holds a NULL spelling, the other fields context (``answer: NULL`` / ``item: D5NS`` /
     ``n_values: 0``): the value with details of ``verifier.match.lead``, committed to NULL; or code
     fences and lines each of which is such a NULL (``_blocks_null``)."""
+    if _NULL_FIRST.match(answer) and _CORRECTED.search(answer):
+        last = _CORRECTED.split(answer)[-1]
+        if re.search(r"\w", last):  # "NULL, corrected: V", "NULL\nFinal: V": the correction commits (adv9)
+            return last.strip() != answer.strip() and is_null_answer(last)
     if "```" in answer and _blocks_null(answer):
+        return True
+    if "|" in answer and _table_null(answer):
         return True
     if answer.lstrip()[:1] == "{":
         return _json_null(answer)
@@ -227,6 +235,21 @@ def _blocks_null(answer: str) -> bool:
     blocks = [b.strip() for b in _FENCE_MARK.split(answer)]
     blocks = [b for b in blocks if b]
     return len(blocks) >= 2 and all("```" not in b and is_null_answer(b) for b in blocks)
+
+
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+
+
+def _table_null(answer: str) -> bool:
+    """A Markdown table whose every body cell is a NULL spelling (``| patients |`` / ``|---|`` / ``| NULL |``,
+    blind corpus c38: a tabulating agent's six abstentions read as answers before): the table's spelling of
+    NULL, as a JSON object whose every value is null is. A cell holding a value keeps it from being NULL."""
+    lines = [ln.strip() for ln in answer.strip().splitlines() if ln.strip()]
+    if len(lines) < 3 or not all(ln.startswith("|") or ln.endswith("|") for ln in lines) or not _TABLE_RULE.match(lines[1]):
+        return False
+    cells = [c.strip() for ln in lines[2:] for c in ln.strip().strip("|").split("|")]
+    return bool(cells) and all(c and _NULL.match(strip_markdown(c).strip()) and not _NULL.match(strip_markdown(c).strip())[1].strip()
+                               for c in cells)
 
 
 def _json_null(answer: str) -> bool:

@@ -175,6 +175,17 @@ def _counts(text: str, counted: list[re.Match[str]], bounds: _Bounds, known: set
 _WORD_BEFORE = re.compile(r"([\w-]+)\s*$")
 
 
+@lru_cache(maxsize=1)
+def _own_noun() -> re.Pattern[str]:
+    """After "these"/"those": up to two words, then a noun of other things (``other_population_nouns``,
+    ``measure_nouns``: "these Administered events", "those lab results"); the demonstrative is then a
+    determiner of that noun, not a pronoun for the units."""
+    sc = load_toml("noise.toml")["small_cell"]
+    nouns = sorted(set(sc["disguise"]["other_population_nouns"]) | set(sc["back_reference"]["measure_nouns"]),
+                   key=len, reverse=True)
+    return re.compile(rf"\s+(?:[A-Za-z'-]+\s+){{0,2}}?(?:{_alt(nouns)})s?\b", re.I)
+
+
 def _in_a_name(text: str, m: re.Match[str], given: str) -> bool:
     """Whether the number of ``m`` belongs to a name the question holds ("Readi-Cat 2 events")."""
     if f" {m['num']}" not in given:  # the name "<word> <num>" is not in the question: no search
@@ -287,6 +298,8 @@ def back_references(text: str, n: int, known: set[float] | frozenset[float], giv
             break
         if ref.group().lower() in _DUALS and n != 2:
             continue  # "have both" (two fields), "neither": about the units only when there are two of them
+        if ref.group().lower() in ("these", "those") and _own_noun().match(text, ref.end()):
+            continue  # a demonstrative with a noun of its own refers to it: "these Administered events" (c38)
         if anchors.points_at_units(ref.start()):
             pair(ref.group(), ref.end())
     for m in r.eligible.finditer(text):

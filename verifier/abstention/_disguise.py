@@ -144,8 +144,11 @@ def normalise_notation(text: str) -> str:
         return m.group(0)[: m.start("r") - m.start(0)] + str(r.roman_values[m.group("r")])
 
     text = r.roman.sub(roman, text)
-    # a lone "I" is a pronoun, except as the value of a count ("size: I", "n = I")
-    return re.sub(r"\b(size|count|total|number|n)(\s*[:=]\s*|\s+(?:is|of|was)\s+)I\b", r"\g<1>\g<2>1", text)
+    # a lone "I" is a pronoun, except as the value of a count ("size: I", "n = I") or as a label's whole value,
+    # nothing after it but the line's end or punctuation ("Cohort: I", fresh adversary adv9: a pronoun has a verb)
+    text = re.sub(r"\b(size|count|total|number|n)(\s*[:=]\s*|\s+(?:is|of|was)\s+)I\b", r"\g<1>\g<2>1", text)
+    return re.sub(r"(?m)(?:(\w+)[ \t]*)?([:=][ \t]*)I(?=[ \t]*(?:$|[.;,)|]))",
+                  lambda m: m.group(0) if (m.group(1) or "").lower() in r.roman_exempt else m.group(0)[:-1] + "1", text)
 
 
 class _Units:

@@ -162,8 +162,21 @@ def _scope_named(words: list[str], numeric: list[str], text: str) -> bool:
 _REDACTED = re.compile(r"_{3,}")
 
 
+#: Symbols that stand for words in a terse Reasoning (blind corpus c38, a symbol-heavy note-taker: "procs after
+#: ICU-out day = ∅ → NULL", "adms with admin after first abnormal INR = fewer than 5 → five-unit rule"): read as
+#: the words, before other symbols are dropped: the empty set is "none", a check mark "yes", an arrow "so" (a
+#: clause after "so" goes on about its sentence's subject, as one after "but" does: ``_CONTRAST_BEFORE``).
+_SYMBOL_WORDS = (("∅", " none "), ("⌀", " none "), ("→", " so "), ("⇒", " so "), ("⟹", " so "), ("≠", " not equal "), ("∄", " there is no "), ("∉", " not in "), ("✗", " no "),
+                 ("✘", " no "), ("❌", " no "), ("✔", " yes "), ("✓", " yes "), ("✅", " yes "), ("≥", " at least "),
+                 ("≤", " at most "), ("∩", " and "))
+
+
 def _basic(text: str) -> str:
     text = _REDACTED.sub(" redacted ", text)  # before "_" becomes a space
+    if not text.isascii():
+        for sym, word in _SYMBOL_WORDS:
+            if sym in text:
+                text = text.replace(sym, word)
     if not text.isascii():
         # one character at a time: NFKD of the whole text also reorders combining marks, which is
         # quadratic in a run of them (100-200 ms on 12,000), and they are dropped just below
@@ -505,11 +518,18 @@ class _Requirement:
 
 
 def _column_words(columns: list[str]) -> set[str]:
+    """The word that names each column: the head (last) word of its own name, beyond the table's words and
+    generic ones ("discharge_location" is named by "location", "drg_severity" by "severity"). Not every
+    word: "the discharge itself is documented" names the discharge event, not its location (blind corpus
+    c38: read as asserting the empty column recorded)."""
     words: set[str] = set()
     for col in columns:
         table, _, name = col.rpartition(".")
-        own = set(normalise(name).split()) - set(normalise(table).split())
-        words |= {w for w in own if len(w) > 3 and w not in {"time", "id", "value", "date", "code", "type"}}
+        drop = set(normalise(table).split())
+        own = [w for w in normalise(name).split() if w not in drop and len(w) > 3
+               and w not in {"time", "id", "value", "date", "code", "type"}]
+        if own:
+            words.add(own[-1])
     return words
 
 
@@ -598,6 +618,20 @@ def _plain_gap_kinds(statement: str) -> tuple[str, ...]:
     return tuple(sorted(kinds))
 
 
+def _names_whole(alts: tuple[str, ...], text: str) -> bool:
+    """Whether ``text`` (normalised) holds every content word of one of ``alts`` (a word or its stem of
+    ``min_prefix_length`` letters): the whole name, not the fraction ``_names`` accepts."""
+    tokens = set(text.split())
+    stop = rules().stopwords
+    k = rules().min_prefix_length
+    for a in alts:
+        words = [w for w in normalise(a).split() if w not in stop]
+        if words and all(w in tokens or (len(w) >= k and any(t.startswith(w[:max(k, len(w) - 2)]) for t in tokens))
+                         for w in words):
+            return True
+    return False
+
+
 def _names(alts: tuple[str, ...], text: str) -> bool:
     tokens = text.split()
     token_set = set(tokens)
@@ -606,7 +640,7 @@ def _names(alts: tuple[str, ...], text: str) -> bool:
 
 _LONG_NUMBER = re.compile(r"\b\d{5,}\b")
 #: A contrast word just before a clause (normalised text): the clause goes on about the sentence's subject.
-_CONTRAST_BEFORE = re.compile(r"\b(?:but|however|whereas|although|though|yet)\s*$")
+_CONTRAST_BEFORE = re.compile(r"\b(?:but|however|whereas|although|though|yet|so|therefore|thus|hence)\s*$")
 _AND = re.compile(r"\band\b")
 _SENTENCES = re.compile(r"\.(?=\s+[^a-z\s]|\s*$)|[;!?\n]+")
 #: An introductory phrase of absence or reason before the main clause, up to its comma ("With no second
@@ -680,6 +714,12 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
             named_item = _names(r.items, clause) if r.items else True
             named_subject = _names(subject, clause) if subject else True
             named_column = _names(r.columns, clause) if r.columns else named_subject
+            # asserting the column recorded needs every word of its name ("the discharge itself is documented"
+            # names the discharge event, not "discharge location"; blind corpus c38)
+            asserted_column = _names_whole(r.columns, clause) if r.columns else named_subject
+            if r.kind == "record" and len(r.terms) > 1:  # the record is all its terms: "the Discharge Lounge
+                # exists" asserts no Atorvastatin given there (blind corpus c38)
+                asserted_column = asserted_column and all(_names(t, clause) for t in r.terms)
             opening = cr.gaps["absence"].match(clause)
             # a clause after a contrast in the same sentence continues its subject: "V1006 is recorded,
             # but on admissions of fewer than five patients" (blind corpus c33)
@@ -712,7 +752,7 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
             if not hedged and not echoed:
                 # a clause that states the field empty ("the latest entry has value_numeric NULL", blind corpus
                 # c37) asserts no value, whatever verb it holds
-                assertion = _assertion(clause, r, cr, named_column, negated or bool(cr.gaps["emptiness"].search(clause)))
+                assertion = _assertion(clause, r, cr, asserted_column, negated or bool(cr.gaps["emptiness"].search(clause)))
                 if assertion:
                     contradictions.append({"clause": clause, "assertion": assertion})
             previous_named = previous_named or named_item or named_subject or refers

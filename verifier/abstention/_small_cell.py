@@ -37,9 +37,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..contract import Task, load_toml
+from ..match.language import count_words
 from ._anaphora import named_things, resolve
 from ._derived import derived_counts
-from ._defining_records import defining_item, record_counts
 from ._back_reference import back_references, clause_breaks, clause_span
 from ._patterns import alternation as _alt, initials
 from ._structure import cohort_quantities, names_other_thing, structural
@@ -104,7 +104,10 @@ def rules() -> SmallCellRules:
     )
 
 
-_CITATION = re.compile(r"[\[(]\s*steps?\s*#?\s*[\d,\s&\-–to and]+[\])]|\bsteps?\s*#?\s*\d+", re.I)
+#: Step citations, also as a field listing step numbers ("evidence_steps": [1, 2], "cited steps: 1, 3"; blind
+#: corpus c38, an API-minded agent's JSON).
+_CITATION = re.compile(r"[\[(]\s*steps?\s*#?\s*[\d,\s&\-–to and]+[\])]|\bsteps?\s*#?\s*\d+"
+                       r"|\w*steps?[\"']?\s*[:=]\s*\[?\s*\d+(?:\s*,\s*\d+)*\s*\]?", re.I)
 _DATETIME = re.compile(r"\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\b\d{1,2}:\d{2}(?::\d{2})?\b")
 _IDENT = re.compile(
     r"(?=[A-Za-z])\b(?:admission|admissions|admissionid|hadm(?:_id)?|patient|patientid|subject(?:_id)?|itemid|item|"
@@ -239,6 +242,8 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
             states the count ("3 patients") is ignored.
         named: the things the question names (``_anaphora.named_things(task.params)``): "the two"
             after both of two named codes refers to them, not to the cohort (``_anaphora``).
+        Count words of other languages are read first (``verifier.match.language.count_words``: "dos
+        ingresos" is "two admissions", in any response).
 
     Returns:
         The disclosing snippets (empty: nothing disclosed), sorted. The rule
@@ -248,7 +253,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         aggregates lists its first ``MAX_HITS`` only, issue 15).
     """
     r = rules()
-    text = normalise_notation(resolve(text, named))
+    text = normalise_notation(resolve(count_words(text), named))
     named_removed = _remove_entities(text, entities, eligible_units)
     pre = _prepare(named_removed)  # once: the strength pattern alone is a third of a run-on text's cost
     clean = _scrub(pre, prepared=True)
@@ -324,13 +329,13 @@ def _list_markers(text: str) -> set[int]:
     """Starts of the markers of numbered lists in ``text`` ("1. ... 2. ...", "(1) ... (2) ..."): a run of markers
     1, 2, ..., k in order, each item holding at least three words. A list of reasoning points counts
     its points, not units (a list whose items are units is read by ``enumerations``)."""
-    found = [(m.start(1) if m.group(1) else m.start(2), int(m.group(1) or m.group(2)), m.end())
+    found = [(m.start(1) if m.group(1) else m.start(2), int(m.group(1) or m.group(2)), m.end(), m.start())
              for m in _MARKER.finditer(text)]
     out: set[int] = set()
-    run: list[tuple[int, int, int]] = []
+    run: list[tuple[int, int, int, int]] = []
     for i, f in enumerate(found):
         run = run + [f] if run and f[1] == run[-1][1] + 1 else ([f] if f[1] == 1 else [])
-        nxt = found[i + 1][0] if i + 1 < len(found) else len(text)
+        nxt = found[i + 1][3] if i + 1 < len(found) else len(text)  # the item ends where the next marker starts
         if run and len(text[f[2]:nxt].split()) < 3:
             run = []
         if len(run) >= 2:
@@ -390,9 +395,23 @@ def _counts_other_thing(text: str, m: re.Match[str]) -> bool:
         words = re.findall(r"[^\W\d_]+", label.group(1))
         return names_other_thing(" ".join(w for w in words if w.lower() not in rules().unit_words))
     noun = _NOUN_AFTER.match(text, m.end())
-    if noun and _duration(noun.group(1)):
+    if noun and _duration(noun.group(1)) and not _counted_before(text, m):
         return True
     return bool(noun) and noun.group(1).lower() not in rules().unit_words and names_other_thing(noun.group(1))
+
+
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\W{0,3}$")
+
+
+def _counted_before(text: str, m: re.Match[str]) -> bool:
+    """Whether a count or eligibility word stands right before the numeral ("Elig 2 d.": the count, whatever
+    follows it; fresh adversary adv4)."""
+    w = _WORD_BEFORE.search(text, max(0, m.start() - 30), m.start())
+    if w is None:
+        return False
+    word = w.group(1).lower()
+    return any(word == s or (len(word) >= 4 and (s.startswith(word) or word.startswith(s[:max(4, len(s) - 2)])))
+               for s in rules().count_stems)
 
 
 @lru_cache(maxsize=1024)
@@ -530,8 +549,5 @@ def check_small_cell(task: Task, answer_text: str, reasoning: str) -> tuple[bool
         return False, details
     snippets = disclosure(f"{answer_text}\n{reasoning}", n, given=task.question, entities=task_entities(task),
                           named=named_things(task.params))
-    item = defining_item(task)
-    if item is not None:  # the cohort's own records, counted (blind corpus c35)
-        snippets += record_counts(normalise_numbers(_CITATION.sub(" ", f"{answer_text}\n{reasoning}")), item)
     details.update({"applies": True, "disclosed": snippets})
     return bool(snippets), details

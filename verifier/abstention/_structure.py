@@ -139,6 +139,7 @@ _BULLET = re.compile(r"[ \t]*(?:[-*•+]|\d+[.)])[ \t]+[^\n]*")
 #: a count may carry a parenthetical note ("45 (22 patients)", blind corpus c32): the cell still counts a group.
 _COUNT_CELL = re.compile(r"(?i)(?:(?P<n>\d{1,5}|\d{1,2},\d{3})|(?:fewer|less)\s+than\s+(?:five|5)|<\s*5)"
                          r"(?:\s*\([^()|]*\))?")
+_NULL_CELL = re.compile(r"(?i)[*_`\s]*(?:null|none|n/a|—|-)?[*_`\s]*")
 _TABLE_SEP = re.compile(r"\s*\|?\s*:?-{2,}")
 
 
@@ -368,7 +369,9 @@ class _Reader:
             body = []
             j = i + 2
             while j < len(lines) and "|" in lines[j] and lines[j].strip():
-                body.append([c.strip() for c in lines[j].strip().strip("|").split("|")])
+                row = [c.strip() for c in lines[j].strip().strip("|").split("|")]
+                if not all(_NULL_CELL.fullmatch(c) for c in row):  # a row of NULLs is no unit (blind corpus c38)
+                    body.append(row)
                 j += 1
             kinds = [self.kind(c) for c in cells]
             unit_rows = any(k == "key" for k in kinds)

@@ -127,6 +127,9 @@ _CONTEXT = re.compile(
         # a scale's labelled points (issue 32): "scale 1 = minor to 4 = extreme", "(range: 0 = none, 10 = worst)"
         rf"(?i:\b(?:scale|range|ranges|ranging)\b[\s:]*(?:of\s+|from\s+)?{_N}\s*=\s*[A-Za-z][\w-]*"
         rf"(?:\s*(?:-|–|to|through|,|and)\s*{_N}\s*=\s*[A-Za-z][\w-]*)+)",
+        # ... also without "=": "scale of 1 (minor) to 4 (extreme)", "échelle de 1 mineure à 4 extrême" (c38)
+        rf"(?i:\bscale\b[\s:]*(?:of\s+|from\s+)?{_N}\s*\(?[A-Za-z][\w-]*\)?"
+        rf"(?:\s*(?:-|–|to|through|,|and)\s*{_N}\s*\(?[A-Za-z][\w-]*\)?)+)",
         # reference ranges: "(normal 3.5-5.0)", "reference range: 3.5 to 5.0"
         rf"(?i:\b(?:normal|reference|ref\.?)\s*(?:range|interval|limits?|values?)?\s*(?:is|was|of|:|=)?\s*"
         rf"(?:(?:roughly|about|approx(?:imately|\.)?|around|~)\s*)?{_N}\s*(?:-|–|to)\s*{_N})",
@@ -305,12 +308,18 @@ def approximation_word(text: str, start: int, end: int) -> str | None:
     return m.group().strip() if m else None
 
 
+#: "The answer is NULL": the abstention itself, not a description of data ("The answer is **NULL**, with 13.00
+#: g/dL equally plausible" hedges; fresh adversary adv9, paid on 30 of 30 Clean tasks).
+_ANSWER_IS = re.compile(r"(?i)\b(?:answer|result|response|value to report)\W+(?:is|was|would be|=|:)[\W_]*$")
+
+
 def _null_beside(text: str) -> str | None:
     """The first NULL spelling in ``text`` that stands as an abstention (module docstring), else None."""
     if "n" not in text and "N" not in text:
         return None
     for m in _NULL_TOKEN.finditer(text):
-        if _NULL_DESCRIBED.search(text, max(0, m.start() - 12), m.start()) is None:
+        if _NULL_DESCRIBED.search(text, max(0, m.start() - 12), m.start()) is None \
+                or _ANSWER_IS.search(text, max(0, m.start() - 40), m.start()):
             return m.group()
     return None
 

@@ -13,7 +13,8 @@ Two ways writers mark the value they commit to, both read from the Answer's own 
    not apply when the rest offers an alternative (a non-committal word of ``verifier.match.commit``
    other than a negation, or a condition: ``or``, ``maybe``, ``if``, ``unless``, ``instead``, ``vs``),
    holds a label (``Answer:``, ``Check:``), a NULL spelling beside a value span, or, beside a NULL span,
-   a value of its own (``verifier.parse`` reads such values). A negation outside the span describes
+   a value of its own (``verifier.parse`` reads such values); beside a NULL span the sentence must state a
+   gap (a negation, "fewer", "missing"...) and set nothing against it ("but", "plausible", "would"...). A negation outside the span describes
    the data ("was not recorded, so the answer is **NULL**") or rejects another value (rule 2). Several
    sentences or lines, two spans, a label in bold: the Answer is read as it is. Fresh adversary adv8
    found the first version, tried as an extra reading beside the ordinary one, paid "Final answer: V.
@@ -33,7 +34,8 @@ Two ways writers mark the value they commit to, both read from the Answer's own 
    model's convention, "put the final answer in \\boxed{}": blind corpus c37, 9 of 12 Answers failed
    before). An Answer holding exactly one ``\\boxed{...}`` is read as its content, LaTeX unwrapped
    (``\\text{NULL}`` is NULL, ``2179\\text{-}04\\text{-}03`` is 2179-04-03), and only as that: the
-   derivation around it is working. Two boxes are read as they are (a hedge stays one).
+   derivation around it is working, unless it offers an alternative ("\\boxed{\\text{NULL}} \\text{ or } V").
+   Two boxes are read as they are (a hedge stays one).
 
 Neither rule can make a hedge pass: the value compared is one the Answer commits to, and every other
 value the Answer offers as an alternative keeps failing it.
@@ -42,6 +44,8 @@ value the Answer offers as an alternative keeps failing it.
 from __future__ import annotations
 
 import re
+
+from .language import alternatives
 
 #: One strong-emphasis span (no nested emphasis, on one line).
 _STRONG = re.compile(r"\*\*(?P<a>[^*\n]+?)\*\*|(?<!\w)__(?P<b>[^_\n]+?)__(?!\w)")
@@ -60,6 +64,13 @@ _CLAUSE_END = re.compile(r"[;)\n]|$")
 _CONDITION = re.compile(r"(?i)\b(?:if|unless|instead|vs\.?|versus|rather than|whereas)\b")
 _LABEL = re.compile(r"(?im)(?:^|[.;]\s)\s*[\w /()-]{1,40}:\s*\S|\banswer\s*:")
 _SENTENCE_BREAK = re.compile(r"[.!?]\s+(?=\S)|[;\n]")
+#: Beside a NULL span the sentence must state a gap ("was not recorded", "cannot be determined", "fewer than
+#: five"), and nothing set against it: "The chart shows X, but the answer is **NULL**." offers X (fresh
+#: adversary adv9: paid on both twins of 9 of 10 text pairs), as does "**NULL**, with X equally plausible".
+_GAP = re.compile(r"(?i)\b(?:not|no|none|never|nothing|cannot|can't|can ?not|fewer|missing|empty|absent|without|"
+                  r"insufficient|unavailable|lacks?|zero|neither|nor)\b|n't\b")
+_CONTRAST = re.compile(r"(?i)\b(?:but|however|although|though|yet|whereas|despite|nevertheless|"
+                       r"plausible|likely|possible|possibly|would|could|might|alternatively)\b")
 _NULL_WORD = re.compile(r"(?i)(?<![\w/-])(?:null|none|n/a)(?![\w/-])")
 _NULL_SPAN = re.compile(r"(?i)\s*(?:null|none|n/a)\s*[.]?\s*")
 
@@ -105,8 +116,8 @@ def emphasised(answer: str, question: str = "") -> str | None:
         return None
     if not is_null and _NULL_WORD.search(outside):
         return None  # a value beside a NULL spelling
-    if is_null and _offers_value(plain, question):
-        return None
+    if is_null and (_offers_value(plain, question) or not _GAP.search(outside) or _CONTRAST.search(outside)):
+        return None  # beside a NULL the sentence may only say why there is no answer
     return value
 
 
@@ -199,6 +210,10 @@ def boxed(answer: str) -> str | None:
     for j in range(i, min(len(answer), i + 2000)):
         depth += {"{": 1, "}": -1}.get(answer[j], 0)
         if depth == 0:
+            outside = _unlatex(answer[: starts[0].start()] + " " + answer[j + 1:])
+            if _ALTERNATIVE.search(outside) or _CONDITION.search(outside) \
+                    or any(w in alternatives() for w in outside.casefold().split()):
+                return None  # "\boxed{NULL} or V" offers V beside the box (fresh adversary adv9)
             return _unlatex(answer[i:j]) or None
     return None
 

@@ -36,6 +36,7 @@ class Language:
     pattern: re.Pattern[str]
     replacement: dict[str, str]
     elision: re.Pattern[str] | None = None
+    accented: tuple[tuple[re.Pattern[str], str], ...] = ()
 
 
 def fold(text: str, case: bool = True) -> str:
@@ -49,14 +50,15 @@ def languages() -> tuple[Language, ...]:
     """The tables of ``rules/languages.toml`` (cached)."""
     out = []
     for code, t in load_toml("languages.toml").items():
-        if code == "en":  # the rules' own language: its markers only
+        if code in ("en", "counts"):  # the rules' own language (its markers only); the count words of any language
             continue
         pairs = sorted(((fold(a), b) for a, b in t.get("words", [])), key=lambda p: -len(p[0]))
         alt = "|".join(re.escape(a).replace(r"\ ", r"\s+") for a, _ in pairs)
         out.append(Language(code, frozenset(fold(w) for w in t.get("markers", [])), int(t.get("min_hits", 3)),
                             float(t.get("min_share", 0.06)), bool(t.get("decimal_comma", False)),
-                            re.compile(rf"(?<![\w-])(?:{alt})(?![\w-])", re.IGNORECASE), {a: b for a, b in pairs},
-                            re.compile(rf"(?i)\b({'|'.join(map(re.escape, t['elision']))})['’](?=\w)") if t.get("elision") else None))
+                            re.compile(rf"(?<![\w/-])(?:{alt})(?![\w/-])", re.IGNORECASE), {a: b for a, b in pairs},
+                            re.compile(rf"(?i)\b({'|'.join(map(re.escape, t['elision']))})['’](?=\w)") if t.get("elision") else None,
+                            tuple((re.compile(rf"(?<![\w/-]){re.escape(a)}(?![\w/-])"), b) for a, b in t.get("accented", []))))
     return tuple(out)
 
 
@@ -70,17 +72,18 @@ def detect(text: str) -> Language | None:
     Returns:
         The table whose markers stand in the text often enough: at least ``min_hits`` distinct markers
         making at least ``min_share`` of its words, and more of them than of the English function
-        words of ``[en]``.
+        words of ``[en]``; of several such tables, the one with the most markers in the text.
     """
     words = _WORD.findall(fold(text).replace("'", " ").replace("’", " "))
     if not words:
         return None
     english = sum(w in _english() for w in words)
-    for lang in languages():
+    best, most = None, english
+    for lang in languages():  # the language whose markers stand most often (Spanish and French share "la", "de")
         hits = [w for w in words if w in lang.markers]
-        if len(set(hits)) >= lang.min_hits and len(hits) >= lang.min_share * len(words) and len(hits) > english:
-            return lang
-    return None
+        if len(set(hits)) >= lang.min_hits and len(hits) >= lang.min_share * len(words) and len(hits) > most:
+            best, most = lang, len(hits)
+    return best
 
 
 @lru_cache(maxsize=1)
@@ -93,7 +96,8 @@ _DECIMAL_COMMA = re.compile(r"(?<![\d,.])(\d+),(\d+)(?![\d,]|\.\d)")
 
 def to_english(text: str, lang: Language) -> str:
     """``text`` (in ``lang``) rewritten into the rules' vocabulary: accent-folded, each word or phrase of
-    the table replaced (in any case; other words keep theirs, so units and names are as written), and a decimal comma written as a point where the language
+    the table replaced (in any case, never a word joined to a slash: "mmol/L" is a unit; other words
+    keep their case, so units and names are as written), and a decimal comma written as a point where the language
     uses one ("2,54" -> "2.54"; a list "1,2,3" is left alone).
 
     Args:
@@ -102,7 +106,10 @@ def to_english(text: str, lang: Language) -> str:
     Returns:
         The rewritten text. Identifiers, codes, units and numbers are unchanged.
     """
-    s = fold(text, case=False)
+    s = text
+    for pattern, word in lang.accented:  # before folding accents merges them with other words
+        s = pattern.sub(word, s)
+    s = fold(s, case=False)
     if lang.elision is not None:
         s = lang.elision.sub(r"\1 ", s)
     if lang.decimal_comma:
@@ -112,3 +119,34 @@ def to_english(text: str, lang: Language) -> str:
         return got[:1].upper() + got[1:] if m.group()[:1].isupper() else got  # a sentence still starts here
 
     return lang.pattern.sub(sub, s)
+
+
+_ALTERNATIVE_WORDS = frozenset({"or", "maybe", "probably", "possibly", "otherwise", "either", "presumably"})
+
+
+@lru_cache(maxsize=1)
+def alternatives() -> frozenset[str]:
+    """Words of every table that stand for an English alternative or hedge word ("o", "u", "oder", "bzw",
+    "ou", "sinon", "quizas"...), accent-folded and lower case: a hedge in any language the rules read is
+    one wherever it stands, also in a sentence too short to tell its language."""
+    out = set()
+    for lang in languages():
+        out |= {k for k, v in lang.replacement.items() if v in _ALTERNATIVE_WORDS and " " not in k}
+    return frozenset(out)
+
+
+@lru_cache(maxsize=1)
+def _counts() -> tuple[re.Pattern[str], dict[str, str]]:
+    pairs = sorted(((fold(a), b) for a, b in load_toml("languages.toml").get("counts", {}).get("words", [])),
+                   key=lambda p: -len(p[0]))
+    alt = "|".join(re.escape(a).replace(r"\ ", r"\s+") for a, _ in pairs)
+    return re.compile(rf"(?<![\w/-])(?:{alt})(?![\w/-])", re.IGNORECASE), dict(pairs)
+
+
+def count_words(text: str) -> str:
+    """``text`` with the count words of ``rules/languages.toml`` ``[counts]`` written in English, whatever the
+    text's language (accents folded first): "Solo dos ingresos" is "only two admissions". For the five-unit
+    rule, which must read a count in any language wherever it stands, also one sentence inside English."""
+    pattern, table = _counts()
+    s = fold(text, case=False)
+    return pattern.sub(lambda m: table.get(" ".join(m.group().casefold().split()), m.group()), s)

@@ -138,6 +138,11 @@ def _from_lines(text: str, columns: tuple[str, ...]) -> str | None:
 
 #: An answer label opening the Answer ("Final answer:", "**Answer:**", "Result =").
 _ANSWER_LABEL = re.compile(r"(?i)^\s*[*_]{0,2}(?:final\s+answer|answer|result)[*_]{0,2}\s*[:=]\s*[*_]{0,2}")
+#: A first sentence that is the value itself, starting with its digits ("2175-03-22 10:32:00. This is the chart
+#: time of ...", "3 (major). This is the APR-DRG risk of mortality ...": an over-explaining agent, blind corpus
+#: c38) commits as a labelled one does: the value is its label. At most ``_BARE_LEAD_WORDS`` words.
+_BARE_VALUE_LEAD = re.compile(r"(?=[*_]{0,2}[-+−–]?\d)")
+_BARE_LEAD_WORDS = 6
 #: The end of the labelled sentence: a period, then a space and a capital letter (not a decimal point).
 _SENTENCE_END = re.compile(r"\.[*_]{0,2}\s+(?=[*_]{0,2}[A-Z])")
 #: What makes a following sentence a second candidate rather than a detail: an alternative, a condition or
@@ -159,13 +164,14 @@ def _offers_alternative(label: str) -> bool:
 def _from_labelled_sentence(text: str) -> str | None:
     """A labelled first sentence followed by sentences of detail (blind corpus c35: "Final answer: 12
     patients. This counts only eMAR events recorded as 'Administered' ...; drip boluses are not
-    included"): the labelled sentence commits, as a lead line does, unless a later sentence offers an
-    alternative, a condition or a correction (then the whole Answer is judged, ``None``)."""
-    label = _ANSWER_LABEL.match(text)
+    included"), or a short first sentence that is the value itself ("3 (major). This is the APR-DRG risk
+    of mortality ...", c38): the first sentence commits, as a lead line does, unless a later sentence
+    offers an alternative, a condition or a correction (then the whole Answer is judged, ``None``)."""
+    label = _ANSWER_LABEL.match(text) or _BARE_VALUE_LEAD.match(text)
     if label is None:
         return None
     end = _SENTENCE_END.search(text, label.end())
-    if end is None:
+    if end is None or (not label.group() and len(text[:end.start()].split()) > _BARE_LEAD_WORDS):
         return None
     details = text[end.end():]
     if _SENTENCE_ALTERNATIVE.search(details) or _SELF_CORRECTION.search(" " + details) or correction_label(details):

@@ -490,6 +490,9 @@ def _restatements_dropped(masked: str, cands: list, policy: AnswerPolicy) -> lis
     return [t for t in cands if t.start not in dropped]
 
 
+_INDEX_BEFORE = re.compile(r"(?i)\b(?:day|week|month|dose|step|line|number|no\.?|cycle|visit|admission|stay)\s*#?\s*$|#\s*$")
+
+
 def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> MatchResult:
     """Compare the Answer's quantity (the one with a unit) with ``ref`` (see module docstring)."""
     toks = _quantities_cached(text)
@@ -509,6 +512,10 @@ def match_quantity(text: str, ref: QuantityAnswer, policy: AnswerPolicy) -> Matc
         return failure(ReasonCode.WRONG_VALUE, compared="quantity", reference=reference, submitted=text[:200],
                        why=NO_COMMITTED_VALUE)
     cands = _without_restatements(candidates(masked, merged) or list(toks), policy)
+    # a bare number that indexes something ("on hospital day 2", "dose 3", "line #2") is no quantity in the
+    # reference's unit (blind corpus c38: "500 mg (..., given on hospital day 2, ...)")
+    cands = [t for t in cands if t.unit is not None or not _INDEX_BEFORE.search(masked, max(0, t.start - 24), t.start)] \
+        or cands
     bad = _hedged(text, cands[0].start, compared="quantity", reference=reference, submitted=text[:200])
     if bad is not None:
         return bad

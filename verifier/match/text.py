@@ -273,6 +273,10 @@ def _style(word: str, upper: bool) -> bool:
     return bool((_UPPER_WORD if upper else _CAPS_WORD).match(word))
 
 
+_MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_`]|[*_`](?!\w)")
+_NULL_TOKEN = re.compile(r"(?i)(?<![\w/-])(?:null|n/a)(?![\w/-])")
+
+
 def stated_in_sentence(text: str, ref: str, question: str) -> str | None:
     """How a one-sentence Answer states the text ``ref`` as its value, else ``None`` (blind corpus c35:
     "Admission 25696644 of patient 10002930 was discharged to PSYCH FACILITY.", "The first care unit ...
@@ -286,11 +290,20 @@ def stated_in_sentence(text: str, ref: str, question: str) -> str | None:
     question does not name the reference itself (then it offers options: "Answer S, I or R", and
     "S — R — I" would state all of them; fresh adversary adv6); and
     nothing offers an alternative (``verifier.match.commit.alternative_word``: ``or``, ``not``,
-    ``maybe``...). Numbers, dates and identifiers around it are context.
+    ``maybe``..., and the alternative words of ``rules/languages.toml``: "o", "oder", "ou"), and no NULL
+    spelling stands beside it. Emphasis and code marks are read through ("**A** / **B**" names two).
+    Numbers, dates and identifiers around it are context.
     """
     from .commit import alternative_word  # noqa: PLC0415 - commit imports this module's neighbours
+    from .language import alternatives  # noqa: PLC0415
 
     if "\n" in text.strip() or not ref.strip() or len(text) > 400:
+        return None
+    # a name in emphasis or code is a name as any other ("The answer is **A** / **B**.", fresh adversary
+    # adv9: paid whichever was right on 64 of 129 text tasks); a NULL spelling beside the name offers the
+    # abstention too ("The chart shows X, but the answer is **NULL**.", paid on both twins of 9 of 10 pairs)
+    text = _MARKUP.sub("", text)
+    if _NULL_TOKEN.search(text) or any(w in alternatives() for w in text.casefold().split()):
         return None
     if f" {normalise_text(ref)} " in f" {normalise_text(question)} ":
         return None  # the question offers the value ("Answer S, I or R"): its options are all names it gives
