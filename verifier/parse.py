@@ -81,7 +81,7 @@ from .match.extract import (
     extract_records,
     strip_markdown,
 )
-from .match.aside import _SELF_CORRECTION as _CORRECTED
+from .match.aside import SELF_CORRECTION as _CORRECTED
 from .match.emphasis import boxed
 from .match.scan import json_fence_bodies, strip_fence
 

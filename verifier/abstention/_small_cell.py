@@ -374,9 +374,7 @@ def _in_name(text: str, m: re.Match[str]) -> bool:
     w = _NAME_BEFORE.search(text, max(0, m.start() - 40), m.start())
     if w is None:
         return False
-    word = w.group(1).lower()
-    return not any(word == s or (len(word) >= 4 and (s.startswith(word) or word.startswith(s[:max(4, len(s) - 2)])))
-                   for s in rules().count_stems)
+    return not _count_word(w.group(1))
 
 
 #: A value's label: the words since the last boundary, then a separator (":", "=", "is", "was").
@@ -409,7 +407,14 @@ def _counted_before(text: str, m: re.Match[str]) -> bool:
     w = _WORD_BEFORE.search(text, max(0, m.start() - 30), m.start())
     if w is None:
         return False
-    word = w.group(1).lower()
+    return _count_word(w.group(1))
+
+
+def _count_word(word: str) -> bool:
+    """Whether ``word`` is a count, unit, aggregate or eligibility word of ``rules().count_stems``, or begins
+    like one: itself, a prefix of at least four letters ("Elig"), or one that extends the stem's first
+    letters ("Cohorts")."""
+    word = word.lower()
     return any(word == s or (len(word) >= 4 and (s.startswith(word) or word.startswith(s[:max(4, len(s) - 2)])))
                for s in rules().count_stems)
 

@@ -159,7 +159,7 @@ def parenthetical_spans(text: str, after: int) -> list[tuple[int, int]]:
 #: "X - no, Y", "X; correction: Y", "X, I mean Y", "X -> Y", "X no: Y", "X\n\nFinal: Y" (fresh adversary adv4
 #: found "R no: W" credited R). Punctuation or a space comes before the word and punctuation after it
 #: (except "actually," / "I mean"), so a correction is a statement of the Answer.
-_SELF_CORRECTION = re.compile(
+SELF_CORRECTION = re.compile(
     r"(?i)(?:[,;:(]|\s[—–-]{1,2}|\s)\s*(?:(?:corrected|correction|revised|amended)\b\s*(?:to\b|:|,|[—–-])|"
     r"(?:no|sorry|wait|i\s+mean|final(?:\s+answer)?)\s*[,:;—–-]|actually\s*[,:]|i\s+mean\b)"
     # an arrow from a value to its replacement: "12.1 -> 12.4", "9978 mL → -22 mL" (blind corpus c32b)
@@ -195,7 +195,7 @@ def after_correction(text: str, toks: Sequence) -> list:
     if len(toks) < 2:
         return list(toks)
     cut = -1
-    for m in _SELF_CORRECTION.finditer(text, toks[0].end, toks[-1].start):
+    for m in SELF_CORRECTION.finditer(text, toks[0].end, toks[-1].start):
         cut = m.end()
     if cut < 0:
         return list(toks)

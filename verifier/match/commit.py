@@ -77,11 +77,14 @@ import re
 
 from .aside import aside_only, committed
 
+#: Alternatives and uncertainty without negations (``verifier.match.emphasis`` reads "not" on its own:
+#: "X (not Y)").
+ALTERNATIVE_WORDS = (r"\b(?:or|either|maybe|perhaps|possibly|probably|likely|might|ma(?:y|ybe)\s+(?:be|have)|"
+                     r"could\s+(?:be|have)|unsure|uncertain|unclear|guess(?:ed|ing)?|presumably|alternatively|alternatives?|"
+                     r"otherwise|unless|something\s+like|or\s+so|give\s+or\s+take|ballpark|tentative(?:ly)?|"
+                     r"(?:to\s+be|pending|needs?)\s+(?:confirm|verif)\w*)\b|(?<![A-Za-z])-?ish\b|±|\?")
 #: Alternatives, negations and uncertainty (module docstring): a hedge wherever they stand.
-_NONCOMMITTAL = (r"\b(?:not|or|either|maybe|perhaps|possibly|probably|likely|might|ma(?:y|ybe)\s+(?:be|have)|"
-                 r"could\s+(?:be|have)|unsure|uncertain|unclear|guess(?:ed|ing)?|presumably|alternatively|alternatives?|otherwise|"
-                 r"unless|something\s+like|or\s+so|give\s+or\s+take|ballpark|tentative(?:ly)?|"
-                 r"(?:to\s+be|pending|needs?)\s+(?:confirm|verif)\w*)\b|(?<![A-Za-z])-?ish\b|±|\?")
+_NONCOMMITTAL = r"\bnot\b|" + ALTERNATIVE_WORDS
 _HEDGE = re.compile(
     rf"(?i){_NONCOMMITTAL}|\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater)\s+than|up\s+to)\b|(?<![-=])>|[<≤≥]"
 )

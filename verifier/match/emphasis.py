@@ -45,16 +45,13 @@ from __future__ import annotations
 
 import re
 
+from .commit import ALTERNATIVE_WORDS
 from .language import alternatives
 
 #: One strong-emphasis span (no nested emphasis, on one line).
 _STRONG = re.compile(r"\*\*(?P<a>[^*\n]+?)\*\*|(?<!\w)__(?P<b>[^_\n]+?)__(?!\w)")
-#: Non-committal words other than negations (``verifier.match.commit._NONCOMMITTAL`` without "not").
-_ALTERNATIVE = re.compile(
-    r"(?i)\b(?:or|either|maybe|perhaps|possibly|probably|likely|might|ma(?:y|ybe)\s+(?:be|have)|"
-    r"could\s+(?:be|have)|unsure|uncertain|unclear|guess(?:ed|ing)?|presumably|alternatively|alternatives?|"
-    r"otherwise|unless|something\s+like|or\s+so|give\s+or\s+take|ballpark|tentative(?:ly)?|"
-    r"(?:to\s+be|pending|needs?)\s+(?:confirm|verif)\w*)\b|(?<![A-Za-z])-?ish\b|±|\?")
+#: Non-committal words other than negations (``verifier.match.commit.ALTERNATIVE_WORDS``).
+_ALTERNATIVE = re.compile(rf"(?i){ALTERNATIVE_WORDS}")
 #: "not" before a value: an optional article, then a digit (a number, quantity, date or time).
 _NOT_VALUE = re.compile(r"(?i)(?<![\w-])not\s+(?:the\s+|a\s+)?(?=[-+−]?\d)")
 #: Where the rejected value's clause ends.

@@ -31,7 +31,7 @@ from typing import Any
 import sqlglot
 import sqlglot.errors
 
-from .aside import _SELF_CORRECTION, correction_label
+from .aside import SELF_CORRECTION, correction_label
 from .commit import alternative_word
 
 #: JSON keys that name the answer itself (the rest of the object is context).
@@ -174,7 +174,7 @@ def _from_labelled_sentence(text: str) -> str | None:
     if end is None or (not label.group() and len(text[:end.start()].split()) > _BARE_LEAD_WORDS):
         return None
     details = text[end.end():]
-    if _SENTENCE_ALTERNATIVE.search(details) or _SELF_CORRECTION.search(" " + details) or correction_label(details):
+    if _SENTENCE_ALTERNATIVE.search(details) or SELF_CORRECTION.search(" " + details) or correction_label(details):
         return None
     lead = text[label.end():end.start()].strip()
     return lead if re.search(r"\w", lead) else None

@@ -231,9 +231,9 @@ def detail_qualifies(detail: str, head: str, threshold: float = 90.0) -> bool:
         return True
     if any(w in hedges for w in words) or "?" in detail or "/" in detail.strip()[:1]:
         return False
-    from .aside import _SELF_CORRECTION, correction_label  # noqa: PLC0415 - aside imports text's neighbours
+    from .aside import SELF_CORRECTION, correction_label  # noqa: PLC0415 - aside imports text's neighbours
 
-    if _SELF_CORRECTION.search(" " + detail) or correction_label(detail) or words[0] in _CORRECTIONS:
+    if SELF_CORRECTION.search(" " + detail) or correction_label(detail) or words[0] in _CORRECTIONS:
         return False  # "R, corrected: W" retracts the head (fresh adversary adv6): never a detail of it
     if words[0] in _RESTATEMENTS:  # "S, i.e. R": a restatement must name the head again
         rest = " ".join(words[1:])
@@ -350,9 +350,9 @@ def stated_in_sentence(text: str, ref: str, question: str) -> str | None:
 def match_text(text: str, ref: TextAnswer, threshold: float, question: str = "") -> MatchResult:
     """Compare free text with the reference text (see module docstring); with the task's ``question``,
     a one-sentence Answer that states the reference (``stated_in_sentence``) matches too."""
-    from .aside import _SELF_CORRECTION  # noqa: PLC0415
+    from .aside import SELF_CORRECTION  # noqa: PLC0415
 
-    cut = [m.end() for m in _SELF_CORRECTION.finditer(text) if text[: m.start()].strip() and text[m.end():].strip()]
+    cut = [m.end() for m in SELF_CORRECTION.finditer(text) if text[: m.start()].strip() and text[m.end():].strip()]
     if cut:  # a self-correction commits to what follows it ("HOME, corrected: PSYCH FACILITY" is PSYCH FACILITY)
         text = text[cut[-1]:].strip()
     ok, how, score = text_equivalent(text, ref.value, threshold)
