@@ -81,16 +81,23 @@ def test_cited_slow_evidence_is_cut_at_the_proportional_budget(synth_db: Path, s
     assert "EVIDENCE_BUDGET_EXCEEDED" in [getattr(r, "value", str(r)) for r in v.reasons] and not v.success
 
 
-@given(rows=st.integers(0, 10**10), floor=st.floats(0.01, 10), rate=st.floats(0, 1e-3), whole=st.floats(0.01, 100),
-       uncited=st.floats(0.01, 10), cited=st.booleans())
-def test_budget_bounds_hold_per_trajectory(rows: int, floor: float, rate: float, whole: float, uncited: float, cited: bool) -> None:
+@given(rows=st.integers(0, 10**10), floor=st.floats(0.01, 10), rate=st.floats(0, 1e-3), prate=st.floats(0, 1e-2),
+       whole=st.floats(0.01, 100), uncited=st.floats(0.01, 10), cited=st.booleans(), python=st.booleans(),
+       cap=st.integers(1, 10**6))
+def test_budget_bounds_hold_per_trajectory(rows: int, floor: float, rate: float, prate: float, whole: float, uncited: float,
+                                           cited: bool, python: bool, cap: int) -> None:
     """Per trajectory: the budget is at most the configured whole, at most floor + rate x rows (the
-    proportion to the honest work), positive, and an uncited response never has more than a cited one."""
+    proportion to the honest work; with a cited Python step, the Python rate on at most ``row_cap``
+    rows), positive; an uncited response never has more than a cited one, and a cited Python step
+    never less than SQL alone."""
     cfg = VerifyConfig(evidence_time_budget_s=whole, evidence_budget_floor_s=floor, evidence_budget_s_per_row=rate,
-                       uncited_evidence_budget_s=uncited)
-    b = evidence_budget_s([1] if cited else [], cfg, rows)
-    assert 0 < b <= whole and b <= floor + rate * rows
-    assert evidence_budget_s([], cfg, rows) <= evidence_budget_s([1], cfg, rows)
+                       evidence_budget_s_per_python_row=prate, uncited_evidence_budget_s=uncited, row_cap=cap)
+    b = evidence_budget_s([1] if cited else [], cfg, rows, python)
+    per_row = max(rate * rows, prate * min(rows, cap)) if python and cited else rate * rows
+    assert 0 < b <= whole and b <= floor + per_row
+    assert evidence_budget_s([], cfg, rows, python) <= evidence_budget_s([1], cfg, rows, python)
+    assert evidence_budget_s([1], cfg, rows, False) <= evidence_budget_s([1], cfg, rows, True)
+    assert evidence_budget_s([], cfg, rows, True) == evidence_budget_s([], cfg, rows, False)
 
 
 def test_uncited_cheap_evidence_keeps_its_reasons(synth_db: Path, synth_tasks: list) -> None:

@@ -190,7 +190,7 @@ def _aggregate(records: list[dict[str, Any]]) -> list[ReasonCode]:
     return reasons
 
 
-def evidence_budget_s(cited: list[int], config: VerifyConfig, reference_rows: int = 0) -> float:
+def evidence_budget_s(cited: list[int], config: VerifyConfig, reference_rows: int = 0, python: bool = False) -> float:
     """The evidence time budget of a trajectory (CPU seconds; ``verifier.abstention._budget``,
     ``verifier.abstention._proportion``, issue 31).
 
@@ -208,11 +208,13 @@ def evidence_budget_s(cited: list[int], config: VerifyConfig, reference_rows: in
         config: the verification settings.
         reference_rows: rows of the tables the task's reference query reads
             (``_proportion.table_rows``; 0: the floor alone).
+        python: a cited step is a Python step the print path may replay (``_printed.python_targets``):
+            the Python rate applies (``proportional_budget_s``).
 
     Returns:
         The budget in CPU seconds (> 0). Raises nothing.
     """
-    whole = proportional_budget_s(reference_rows, config)
+    whole = proportional_budget_s(reference_rows, config, python and bool(cited))
     if cited:
         return whole
     return min(whole, config.uncited_evidence_budget_s)
@@ -288,7 +290,8 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
 
     found = extract_evidence(trajectory, getattr(parsed, "citations", None))
     evaluated, skipped = select(found.queries, found.cited, config.max_evidence_queries)
-    budget = EvidenceBudget(evidence_budget_s(found.cited, config, _reference_rows(db, task)))
+    python = bool(found.cited) and bool(python_targets(trajectory, found.cited))
+    budget = EvidenceBudget(evidence_budget_s(found.cited, config, _reference_rows(db, task), python))
     before = earlier_by_step([s.output for s in trajectory.steps])
     records = [_evaluate(q, db, task, trajectory.dialect, config, budget, before(q.step)) for q in evaluated]
     records += [{"step": q.step, "position": q.position, "origin": q.origin, "sql": q.sql[:2000], "status": "not_evaluated",

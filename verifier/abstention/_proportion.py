@@ -51,15 +51,22 @@ def table_rows(db: Path, tables: Iterable[str]) -> int:
     return total
 
 
-def proportional_budget_s(rows: int, config: VerifyConfig) -> float:
+def proportional_budget_s(rows: int, config: VerifyConfig, python: bool = False) -> float:
     """The evidence budget of a trajectory whose task's reference reads ``rows`` rows.
 
     Args:
         rows: rows of the tables the task's reference query reads (``table_rows``).
         config: the verification settings.
+        python: the response cites a Python step (its replays handle the rows in Python, at
+            ``evidence_budget_s_per_python_row`` for at most ``row_cap`` rows: a Python step
+            receives no more per query).
 
     Returns:
-        CPU seconds: ``min(evidence_time_budget_s, evidence_budget_floor_s +
-        evidence_budget_s_per_row x rows)`` (> 0).
+        CPU seconds: ``min(evidence_time_budget_s, evidence_budget_floor_s + per_row)`` (> 0),
+        ``per_row`` = ``evidence_budget_s_per_row x rows``, or with ``python`` the larger of that
+        and ``evidence_budget_s_per_python_row x min(rows, row_cap)``.
     """
-    return min(config.evidence_time_budget_s, config.evidence_budget_floor_s + config.evidence_budget_s_per_row * rows)
+    per_row = config.evidence_budget_s_per_row * rows
+    if python:
+        per_row = max(per_row, config.evidence_budget_s_per_python_row * min(rows, config.row_cap))
+    return min(config.evidence_time_budget_s, config.evidence_budget_floor_s + per_row)

@@ -84,6 +84,14 @@ class VerifyConfig(BaseModel):
         evidence_budget_s_per_row: CPU seconds more per row of the tables the task's reference
             query reads: the budget is ``min(evidence_time_budget_s, floor + this x rows)``, a
             fixed multiple of the honest work on that task, counted, not timed (deterministic).
+        evidence_budget_s_per_python_row: CPU seconds per row of those tables, counted up to
+            ``row_cap`` (a Python step receives at most that many rows per query), when the
+            response cites a Python step: its replays (base, repeat, witness, perturbations) handle
+            each row in Python, some 50x DuckDB's cost per row, so the budget is (0.5 s + 50 us x
+            at most 10,000 rows: 1 s at most by default)
+            ``min(evidence_time_budget_s, floor + max(this x min(rows, row_cap), evidence_budget_s_per_row x rows))``
+            (clean-clone CI: an honest whole-table read filtered in Python used 0.40 of its 0.51 s
+            SQL-rate budget on an idle machine and passed it under load).
         display: the environment's display limits.
         check_reasoning: apply the deterministic key-term check on Noise.
         judge: LLM judge settings; ``None`` (default) means off.
@@ -105,6 +113,7 @@ class VerifyConfig(BaseModel):
     uncited_evidence_budget_s: float = Field(default=1.0, gt=0)
     evidence_budget_floor_s: float = Field(default=0.5, gt=0)
     evidence_budget_s_per_row: float = Field(default=1e-6, ge=0)
+    evidence_budget_s_per_python_row: float = Field(default=5e-5, ge=0)
     display: DisplayConfig = Field(default_factory=DisplayConfig)
     check_reasoning: bool = True
     judge: JudgeConfig | None = None
