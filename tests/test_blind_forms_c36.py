@@ -208,10 +208,10 @@ def test_an_introductory_absence_is_a_clause_of_its_own() -> None:
     assert not consistency("The change from first to second cannot be computed [step 2].", req)["states_gap"]
 
 
-def test_only_the_spanish_german_and_french_agents_of_every_committed_corpus_are_read_as_other_languages() -> None:
-    """Every final response of the committed corpora (synthetic and real demo, 672 episodes): English ones
-    stay English, whatever names and codes they hold; agent c36_N's twelve are Spanish, c37_T's German and
-    c38_X's French."""
+def test_only_the_spanish_german_french_and_portuguese_agents_of_every_committed_corpus_are_read_as_other_languages() -> None:
+    """Every final response of the committed corpora (synthetic and real demo, 752 episodes): English ones
+    stay English, whatever names and codes they hold; agent c36_N's twelve are Spanish, c37_T's German,
+    c38_X's French and c39_AD's Portuguese (not Spanish)."""
     import json  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
@@ -222,7 +222,7 @@ def test_only_the_spanish_german_and_french_agents_of_every_committed_corpus_are
             lang = detect(r["trajectory"]["final_response"])
             if lang is not None:
                 found.setdefault(r["agent"], set()).add(lang.code)
-    assert found == {"c36_N": {"es"}, "c37_T": {"de"}, "c38_X": {"fr"}}
+    assert found == {"c36_N": {"es"}, "c37_T": {"de"}, "c38_X": {"fr"}, "c39_AD": {"pt"}}
 
 
 @pytest.mark.parametrize("code, text, hedge", [

@@ -43,7 +43,8 @@ An Answer holding exactly one ``\\boxed{...}`` (the convention of math-trained r
 as the box's content, LaTeX unwrapped (``verifier.match.emphasis.boxed``; blind corpus c37).
 
 A final response that is only a Markdown table (no label) is taken as the
-Answer. A final response that is only a NULL spelling (``NULL``, ``None``,
+Answer. An Answer that is a CSV or TSV block with a header line (fenced or not) is read as the Markdown
+table it is (``delimited_table``; blind corpus c39). A final response that is only a NULL spelling (``NULL``, ``None``,
 ``N/A``, ``null.``, optionally Markdown-wrapped; no explanation) is the Answer
 NULL with an empty Reasoning (format ``bare``): on a Noise task it then fails
 for what it lacks (evidence, reasoning), not as unparseable. Unlabelled prose (``The first bicarbonate was 27 mEq/L.``) is
@@ -63,6 +64,7 @@ Layer (ARCHITECTURE.md section 9): imports only ``verifier.match`` (typed extrac
 
 from __future__ import annotations
 
+import csv
 import html
 import json
 import re
@@ -303,6 +305,47 @@ def _clean(answer: str) -> str:
     return s
 
 
+#: A header cell of a delimited table: a field name (letters first; no value).
+_HEADER_CELL = re.compile(r"^[A-Za-z][A-Za-z0-9_ ./()%#-]{0,47}$")
+
+
+def delimited_table(answer: str) -> str | None:
+    """A CSV or TSV block (blind corpus c39, a data engineer's fenced ``csv`` answers) as the Markdown
+    table it is: two or more lines that split, by the same delimiter (comma, tab or semicolon; CSV
+    quoting honoured), into the same number (2 or more) of fields, whose first line is a header of
+    distinct field names (letters first, no value: ``admissionid,item,value,unit``). Its rows are then
+    read as any table's (a one-row table is one record, its header the fields). ``None`` when the
+    Answer is not such a block ("Sodium, 140 mEq/L" over "Potassium, 4.1 mEq/L" has no header).
+
+    Args:
+        answer: the cleaned Answer text (fences already stripped).
+
+    Returns:
+        The Markdown table (``| a | b |`` / ``|---|---|`` / ``| 1 | 2 |``), or ``None``.
+    """
+    lines = [ln.strip() for ln in answer.strip().splitlines() if ln.strip()]
+    if len(lines) < 2 or len(lines) > 200:
+        return None
+    for delim in (",", "\t", ";"):
+        if delim not in lines[0]:
+            continue
+        try:
+            rows = list(csv.reader(lines, delimiter=delim, skipinitialspace=True))
+        except csv.Error:
+            continue
+        width = len(rows[0])
+        head = [c.strip() for c in rows[0]]
+        if (width < 2 or any(len(r) != width for r in rows) or not all(_HEADER_CELL.match(c) for c in head)
+                or len({c.casefold() for c in head}) != width):
+            continue
+        return "\n".join([_md_row(head), "|" + "---|" * width] + [_md_row(r) for r in rows[1:]])
+    return None
+
+
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.strip().replace("|", "/") for c in cells) + " |"
+
+
 #: A Markdown heading that names the Answer ("### Answer", "## Final answer", "# Result") on its own line.
 _ANSWER_HEADING = re.compile(r"(?im)^[ \t]*#{1,6}[ \t]*(?:\*\*)?(?:final[ \t]+answer|answer|result)(?:\*\*)?[ \t]*:?[ \t]*$")
 _ANY_HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+\S")
@@ -535,6 +578,8 @@ def parse(text: str) -> ParsedResponse:
     if "#" in answer and fmt == "tags":
         answer = _headed_answer(answer) or answer
     answer = _clean(answer)
+    if "\n" in answer and "|" not in answer:  # a CSV/TSV block is a table (module docstring)
+        answer = delimited_table(answer) or answer
     if "boxed" in answer or "fbox" in answer:  # a boxed value is the Answer's one reading (match.emphasis rule 3)
         answer = boxed(answer) or answer
     if not answer:

@@ -92,6 +92,9 @@ def rules() -> ReasoningRules:
     syn = tuple(
         (re.compile(rf"\b{re.escape(_basic(a))}\b"), _basic(b), _basic(a))
         for a, b in sorted(rs.get("synonyms", []), key=lambda p: len(p[0]), reverse=True)
+    ) + tuple(
+        (re.compile(rf"\b{re.escape(_basic(a))}\b(?=\s+\d)"), _basic(b), _basic(a))
+        for a, b in rs.get("bound_synonyms", [])
     )
     return ReasoningRules(
         threshold=float(rs["fuzz_threshold"]),

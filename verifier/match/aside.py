@@ -70,6 +70,9 @@ _AFTER_NUMBER = re.compile(r"\d[\s-]?$")
 #: not context: "(corrected: 2110-12-05 09:00)", "(if the first transfer counts: ...)", "(or ...)".
 _CORRECTS = re.compile(r"(?i)\b(?:correct\w*|revis\w*|updat\w*|amend\w*|instead|request\w*|actually|rather|if|"
                        r"unless|or|either|alternatively|otherwise|asked|intended|meant)\b")
+#: A parenthetical that restates the value ("(= about 5.9 mmHg)", "(≈ 41 h)", "(i.e. 3)") offers it again,
+#: possibly otherwise: part of the Answer.
+_RESTATES = re.compile(r"(?i)\s*(?:[=≈~]|i\.?\s?e\.?\b|that\s+is\b|equals?\b|equivalent\b|about\b|approx\w*|roughly\b|around\b)")
 #: Words that describe no other event: months, clock and date words, fillers around a value.
 _NOT_DESCRIPTIVE = frozenset(
     "jan january feb february mar march apr april may jun june jul july aug august sep sept september "
@@ -150,9 +153,8 @@ def parenthetical_spans(text: str, after: int) -> list[tuple[int, int]]:
                 spans.append((start, i + 1))
     if depth and start >= after:
         spans.append((start, len(text)))
-    return [(a, b) for a, b in spans
-            if any(w.group().casefold() not in _NOT_DESCRIPTIVE for w in _WORD.finditer(text, a, b))
-            and not _CORRECTS.search(text, a, b)]
+    return [(a, b) for a, b in spans if _describes(text, a, b) and not _CORRECTS.search(text, a, b)
+            and not _RESTATES.match(text, a + 1)]
 
 
 #: A self-correction between two values (issue 32): "X, corrected: Y", "X (corrected to Y)",

@@ -141,6 +141,9 @@ _CONTEXT = re.compile(
         # a code written without its system, digits then letters then digits ("02HV33Z", "0T768DZ", ICD-10-PCS;
         # blind corpus c35: "7 admissions had both F329 and 02HV33Z coded" read 2): an identifier, no value
         r"(?<![\w.])(?=[A-Z0-9]{4,8}\b)\d[A-Z0-9]*?[A-Z]+[A-Z0-9]*?\d[A-Z0-9]*\b",
+        # a value's precision (blind corpus c39: "40 mg (4.0e1 milligrams ± 1 milligram)"): the value's own
+        # resolution, no second value (a hedge on exact types: ``precision_mark``)
+        rf"±\s*{_N}",
         # a time of day; a sample size
         r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp]\.?[Mm]\b\.?)?(?![\d:])",
         rf"(?i:\bn\s*=\s*{_N})",
@@ -221,7 +224,9 @@ def candidates(text: str, toks: list) -> list:
     candidate values: identifiers, citations and years dropped
     (``is_context_number``), then counts of the data behind the value (module
     docstring). Returns the tokens in order (possibly empty)."""
-    toks = committed(text, [t for t in toks if not is_context_number(text, t.start)])
+    # a descriptive parenthetical after the committed value is context, for numbers as for dates
+    # (blind corpus c39: "0 days (procedure 8162 dated 2177-03-12, the same calendar day as admission ...)")
+    toks = committed(text, [t for t in toks if not is_context_number(text, t.start)], parenthetical=True)
     if len(toks) < 2:
         return toks
     nouns = [data_noun(text, t.end) for t in toks]
@@ -299,6 +304,13 @@ def hedge_word(text: str, value_start: int | None = None) -> str | None:
 #: Approximation words: a number's own rounding on quantities and numbers, a hedge on exact types.
 _APPROX_BEFORE = re.compile(r"(?i)(?:\b(?:about|approx(?:imately|\.)?|around|roughly|circa|nearly|almost)|[~≈])\s*$")
 _APPROX_AFTER = re.compile(r"(?i)\s*,?\s*(?:approx(?:imately|\.)?|roughly)\b")
+
+
+def precision_mark(text: str) -> str | None:
+    """``"±"`` when ``text`` states a precision (``40 mg ± 1 mg``), else ``None``. On quantities and
+    numbers a precision is the value's own resolution (``mask_context`` blanks ``± 1``); on exact
+    types (counts, datetimes) it is a hedge, as an approximation word is there."""
+    return "±" if "±" in text else None
 
 
 def approximation_word(text: str, start: int, end: int) -> str | None:

@@ -20,7 +20,7 @@ import re
 
 from ..contract import DatetimeAnswer, ReasonCode
 from .aside import aside_only, committed
-from .commit import NO_COMMITTED_VALUE, ambiguous, approximation_word, hedge_word, mask_context
+from .commit import NO_COMMITTED_VALUE, ambiguous, approximation_word, hedge_word, mask_context, precision_mark
 from .extract import extract_datetimes
 from .result import MatchResult, failure, success
 
@@ -68,7 +68,7 @@ def match_datetime(text: str, ref: DatetimeAnswer) -> MatchResult:
         sub, prec = toks[0].value, toks[0].precision
         if toks[0].end - toks[0].start != len(text):
             # a date is exact: an approximation word before or after it ("about", "~") is a hedge
-            word = hedge_word(text) or approximation_word(mask_context(text), toks[0].start, toks[0].end)
+            word = hedge_word(text) or approximation_word(mask_context(text), toks[0].start, toks[0].end) or precision_mark(text)
             rp = ref.precision
             distinct = {truncate(t.value, rp) if _RANK[t.precision] >= _RANK[rp] else (t.value, t.precision)
                         for t in toks}

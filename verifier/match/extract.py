@@ -290,6 +290,10 @@ def extract_numbers(text: str, *, skip_dates: bool = True) -> list[NumberToken]:
 _ARROW = re.compile(r"[-=]>|[→⟶⇒]")
 
 
+#: An arithmetic operator standing as a word: the computation goes on, the unit has ended.
+_OPERATOR_WORD = re.compile(r"[-−–+×*÷=]")
+
+
 def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
     """Longest run (up to 3 words) after ``pos`` that parses as a unit."""
     words = list(islice(_UNIT_WORD.finditer(text, pos), 3))  # not the whole rest: linear overall
@@ -303,6 +307,8 @@ def _unit_after(text: str, pos: int) -> tuple[str | None, int]:
             continue
         if any(_BARE_NUMBER.fullmatch(w) for w in folded[1:]):
             continue  # "4 h 29 min": a number starts the next quantity, it is not part of this unit
+        if n > 1 and _OPERATOR_WORD.fullmatch(folded[-1]):
+            continue  # "13,230.07 mL − 4,560.0 mL" (blind corpus c39): an operator ends no unit
         if not re.match(r"[A-Za-zµμ°º%#/\[{]|[x×]\s*10|10[*^]", cand):
             continue
         unit = _PER.sub("/", cand) if per else cand

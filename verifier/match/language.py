@@ -92,13 +92,18 @@ def _english() -> frozenset[str]:
 
 
 _DECIMAL_COMMA = re.compile(r"(?<![\d,.])(\d+),(\d+)(?![\d,]|\.\d)")
+#: A number with thousands points and a decimal comma ("13.230,07 mL", blind corpus c39): the writer's
+#: convention, so its other point-grouped numbers ("≈ 8.670 mL") are thousands too.
+_THOUSANDS_POINT = re.compile(r"(?<![\d,.])\d{1,3}(?:\.\d{3})+(?=,\d)")
+_POINT_GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:\.\d{3})+(?![\d]|[.,]\d)")
 
 
 def to_english(text: str, lang: Language) -> str:
     """``text`` (in ``lang``) rewritten into the rules' vocabulary: accent-folded, each word or phrase of
     the table replaced (in any case, never a word joined to a slash: "mmol/L" is a unit; other words
     keep their case, so units and names are as written), and a decimal comma written as a point where the language
-    uses one ("2,54" -> "2.54"; a list "1,2,3" is left alone).
+    uses one ("2,54" -> "2.54"; a list "1,2,3" is left alone); where the text writes thousands with points
+    beside a decimal comma ("13.230,07"), its point-grouped numbers are read as thousands ("8.670" -> "8670").
 
     Args:
         text: the response text; lang: ``detect``'s result for it.
@@ -113,6 +118,9 @@ def to_english(text: str, lang: Language) -> str:
     if lang.elision is not None:
         s = lang.elision.sub(r"\1 ", s)
     if lang.decimal_comma:
+        if _THOUSANDS_POINT.search(s):
+            s = _POINT_GROUPED.sub(lambda m: m.group().replace(".", ""), s)
+            s = _THOUSANDS_POINT.sub(lambda m: m.group().replace(".", ""), s)
         s = _DECIMAL_COMMA.sub(r"\1.\2", s)
     def sub(m: re.Match[str]) -> str:
         got = lang.replacement.get(" ".join(m.group().casefold().split()), m.group())

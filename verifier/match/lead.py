@@ -89,6 +89,9 @@ def _from_json(obj: dict, columns: tuple[str, ...]) -> str | None:
         return None  # '{"answer": A, "alternative": B}' offers a second candidate (fresh adversary adv6)
     keys = {_norm(k): k for k in obj if isinstance(k, str)}
     named = [keys[n] for n in ANSWER_KEYS if n in keys]
+    if len(named) == 1 and not isinstance(obj[named[0]], (dict, list)) and obj[named[0]] is not None:
+        columns = ()  # the answer key commits; the reference's other columns beside it are details
+        # (blind corpus c39: '| admissionid | item | chart_time | value | unit |' for a value with its time)
     # a key naming the reference's column: every word of the column's name is a word of the key
     # (``drg_mortality`` for a column ``mortality``); unit keys carry the unit, never the value
     wanted = [set(_words(c)) for c in columns if _norm(c) not in UNIT_KEYS and _words(c)]

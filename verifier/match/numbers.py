@@ -94,7 +94,7 @@ from ..contract import (
     load_toml,
 )
 from ..units import linear_converter, same_unit
-from .commit import NO_COMMITTED_VALUE, ambiguous, approximation_word, candidates, hedge_word, mask_context, \
+from .commit import NO_COMMITTED_VALUE, ambiguous, approximation_word, candidates, hedge_word, mask_context, precision_mark, \
     only_in_asides
 from .extract import (
     _STOP,
@@ -324,7 +324,7 @@ def match_count(text: str, ref: CountAnswer, question: str = "") -> MatchResult:
                       submitted=text[:200])
         if bad is not None:
             return bad
-        word = approximation_word(masked, nums[0].start, nums[0].end) if nums else None
+        word = (approximation_word(masked, nums[0].start, nums[0].end) if nums else None) or precision_mark(text)
         if word is not None:  # a count is exact: "about 7" does not commit to 7
             return failure(ReasonCode.WRONG_VALUE, compared="count", reference=ref.value, submitted=text[:200],
                            why=ambiguous(f"the Answer says {word!r} around an exact count"))
