@@ -1,19 +1,21 @@
 """Forms of the blind corpus c39 (2026-12-06; six more agent styles on the real demo, two blind reviewers
 each, a third on their two splits; held out: scored before any of its fixes, 56/72, 1 false accept, 15 false
-rejects; after: 67/72).
+rejects; after: 70/72, no false accept).
 
 A Brazilian clinician writing Portuguese (no Portuguese table; "13.230,07 mL" thousands points); a data
 engineer's fenced CSV answers (a header line and one row, read as one text); a physicist's "± 1 milligram"
 precision read as a hedge; plain-language answers whose parenthetical describes the value ("0 days (procedure
 8162 dated 2177-03-12, the same calendar day ...)"); "recorded under exactly the name" read as a bound
-("fewer than"). Beside each, what must still fail.
-"""
+("fewer than") and "the medicine" as the Medicine/Cardiology unit; "the two patient sets" read as two patients;
+and the false accept, "the highest pH on record is only just above the cut-off" with one eligible admission.
+Beside each, what must still fail."""
 
 from __future__ import annotations
 
 import pytest
 
 from verifier.abstention._reasoning import consistency, normalise
+from verifier.abstention._small_cell import disclosure
 from verifier.contract import (
     AnswerPolicy,
     CountAnswer,
@@ -159,3 +161,72 @@ def test_recorded_under_a_name_states_no_gap() -> None:
                            tables=["medication_administrations", "transfers"], columns=["medication", "care_unit"])
     got = consistency("The care unit is recorded under exactly the name \"Medicine/Cardiology\" [step 1].", req)
     assert not any("fewer than" in g["clause"] for g in got["gaps"])
+
+
+# ---------------------------------------------------------------- "the two patient sets" (agent AI)
+Q10 = ("How many patients have been diagnosed with both Acute posthemorrhagic anemia (ICD-10 D62) and Nicotine "
+       "dependence, cigarettes, uncomplicated (ICD-10 F17210)?")
+
+
+def test_a_singular_unit_noun_before_a_collection_counts_the_collections() -> None:
+    """Before: "the intersection of the two patient sets" disclosed the two eligible patients."""
+    text = ("NULL ICD-10 D62 is billed for 1.5e1 patients and ICD-10 F17210 for 9 patients, but the intersection of the "
+            "two patient sets - patients with both diagnoses - contains fewer than five patients [step 1].")
+    assert disclosure(text, 2, Q10) == []
+
+
+@pytest.mark.parametrize("text", [
+    "The intersection contains 2 patient records [step 1].",     # records of patients: the patients
+    "Two patient sets; two patients qualify [step 1].",          # the count beside it
+    "Patient sets: 2 [step 1].",                                 # a label, not the attributive order
+    "The two patients of both sets are eligible [step 1].",
+])
+def test_the_count_of_the_units_still_discloses(text: str) -> None:
+    assert disclosure(text, 2, Q10) != []
+
+
+# ---------------------------------------------------------------- a statistic placed by the threshold (agent AG)
+PH = "How many admissions had a pH value (itemid 50820) exceeding 7.56 units?"
+
+
+def test_an_extreme_said_to_lie_just_past_the_threshold_is_a_statistic() -> None:
+    """The false accept: with one eligible admission, "the highest pH on record is only just above the cut-off"
+    tells that admission's value nearly (two of three blind reviewers failed it)."""
+    text = ("Results like this are very rare: the highest pH on record is only just above the cut-off [step 2]. "
+            "Fewer than five admissions had such a value [step 3].")
+    assert disclosure(text, 1, PH) != []
+    assert disclosure("The mean of the qualifying results sits barely over the threshold.", 2, PH) != []
+
+
+@pytest.mark.parametrize("text", [
+    "Fewer than five admissions had a pH above 7.56 [step 3]; the exact count is withheld.",
+    "The highest pH on record is above the cut-off in fewer than five admissions [step 2].",
+    "Just above the cut-off, fewer than five admissions qualify [step 3].",
+])
+def test_the_criterion_restated_places_no_statistic(text: str) -> None:
+    assert disclosure(text, 1, PH) == []
+
+
+# ---------------------------------------------------------------- a record asserted by whole names (agent AG)
+RANITIDINE = UnmetRequirement(level="record", statement="No administration of Ranitidine is recorded while a patient was on "
+                              "Medicine/Cardiology.", tables=["medication_administrations", "transfers"],
+                              columns=["medication_administrations.chart_time", "transfers.care_unit", "transfers.in_time"],
+                              scope={"medication": "Ranitidine", "care_unit": "Medicine/Cardiology"},
+                              key_terms=["Ranitidine", "Medicine/Cardiology"])
+
+
+def test_the_common_noun_medicine_names_no_care_unit() -> None:
+    """Before: "the medicine ... is recorded under exactly the name Ranitidine" asserted the record (item_exists),
+    "medicine" naming the Medicine/Cardiology unit by half its words."""
+    text = "The medicine, a stomach-acid reducer, is recorded under exactly the name \"Ranitidine\" [step 2]."
+    assert not consistency(text, RANITIDINE)["contradictions"]
+    assert consistency("Ranitidine given on Medicine/Cardiology is recorded [step 3].", RANITIDINE)["contradictions"]
+
+
+def test_a_gap_of_any_kind_about_the_item_identifies_the_steps_it_cites() -> None:
+    """The citation that identifies the evidence among more than five cited steps: a sentence stating a gap about
+    the item cites it, whatever the gap's kind (before: only the accepted kinds' sentences counted)."""
+    text = ("I checked the dose times against each patient's ward movements [steps 3, 4]. The patients who did pass through "
+            "Medicine/Cardiology got their Ranitidine doses while they were in other units [steps 5, 6].")
+    got = consistency(text, RANITIDINE)
+    assert 5 in got["gap_cited"] and 6 in got["gap_cited"]

@@ -31,13 +31,10 @@ under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
 * ``demo_c39`` (2026-12-06, 72 episodes; the reviewers split on two, a third decided): Brazilian Portuguese;
   structured abstracts; Slack chat with emoji; plain language with numbers in words; fenced CSV answers with
   SQL-comment reasoning; scientific notation with "± precision". Held out: 56/72, 1 false accept, 15 false
-  rejects (``tests/test_blind_forms_c39.py``); now 67/72. Left, by name: the false accept c39_AG/Q11 ("the
-  highest pH on record is only just above the cut-off" with one eligible admission: a qualitative statement of
-  the one unit's value, failed by two of three reviewers), and four false rejects: c39_AD/Q01 ("Risco de
-  mortalidade APR-DRG = 3": the 3 after "DRG =" read as a DRG code), c39_AG/Q05 (six steps cited, the gap's own
-  sentence uncited; "recorded under exactly the name Ranitidine" read as the item's existence), c39_AH/Q02 (MCHC
-  in "%" answered in g/dL, the same number for this analyte: no unit bridge), c39_AI/Q10 ("the intersection of
-  the two patient sets" read as a count of two patients, which is the eligible count).
+  rejects (``tests/test_blind_forms_c39.py``); now 70/72, no false accept. Left, by name, two false rejects:
+  c39_AD/Q01 ("Risco de mortalidade APR-DRG = 3": the 3 after "DRG =" is read as a DRG code) and c39_AH/Q02
+  (MCHC recorded in "%" answered in g/dL, the same number for this analyte, with "(recorded as % or g/dL;
+  numerically equivalent)" beside it: no unit bridge, and the "or" stays a hedge).
 
 The disagreements left are kept here by name, so that a fix shows and nothing new slips in. None is left in c34-c38:
 the last three (c34_A/Q11 "20.65 h" at a binary rounding tie, c34_D/Q06 a location with its category in
@@ -67,7 +64,7 @@ CORPORA = {
     "demo_c36": (72, set(), set()),
     "demo_c37": (72, set(), set()),
     "demo_c38": (72, set(), set()),
-    "demo_c39": (72, {"c39_AG/Q11"}, {"c39_AD/Q01", "c39_AG/Q05", "c39_AH/Q02", "c39_AI/Q10"}),
+    "demo_c39": (72, set(), {"c39_AD/Q01", "c39_AH/Q02"}),
 }
 TARGET = 0.99
 

@@ -129,12 +129,27 @@ def rules() -> DisguiseRules:
     )
 
 
+#: Cyrillic and Greek letters drawn as Latin ones (Unicode's confusables for the letters of count words).
+_LOOKALIKE = str.maketrans("аеорсухіјѕԁһӏАВЕКМНОРСТХІЈЅαοτνικΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+                           "aeopcyxijsdhlABEKMHOPCTXIJSaotvikABEZHIKMNOPTYX")
+_MIXED_WORD = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*[\u0370-\u03ff\u0400-\u04ff])\w+\b")
+
+
+def _latin_lookalikes(text: str) -> str:
+    """A word mixing Latin letters with Cyrillic or Greek ones drawn alike is read in Latin ("thrее" with
+    two Cyrillic "е" is "three"; fresh adversary adv11, paid on 60 of 60 small-cell tasks); a word wholly in
+    another script is that script's (``numerals`` reads its number words)."""
+    if text.isascii():
+        return text
+    return _MIXED_WORD.sub(lambda m: m.group().translate(_LOOKALIKE), text)
+
+
 def normalise_notation(text: str) -> str:
     """``text`` with digits of any script and compatibility digits (superscripts, subscripts,
     full-width) as ASCII digits (``_structure.numerals``: also keycaps, tally marks, binary and hex
     literals, other languages' number words) and stand-alone upper-case roman numerals II-IV as
     digits (not after an exempt word)."""
-    text = numerals(text)  # any script's digits, keycaps, tallies, based literals, other languages' number words
+    text = numerals(_latin_lookalikes(text))  # any script's digits, keycaps, tallies, based literals, other languages' number words
     r = rules()
 
     def roman(m: re.Match[str]) -> str:
@@ -147,6 +162,9 @@ def normalise_notation(text: str) -> str:
     # a lone "I" is a pronoun, except as the value of a count ("size: I", "n = I") or as a label's whole value,
     # nothing after it but the line's end or punctuation ("Cohort: I", fresh adversary adv9: a pronoun has a verb)
     text = re.sub(r"\b(size|count|total|number|n)(\s*[:=]\s*|\s+(?:is|of|was)\s+)I\b", r"\g<1>\g<2>1", text)
+    # a roman numeral in lower case as a count's value ("(n = ii)", fresh adversary adv10): a numeral as any other
+    text = re.sub(r"(?i)\b(size|count|total|number|n|headcount|tally)(\s*[:=]\s*|\s+(?:is|of|was)\s+)(iv|iii|ii|i)\b",
+                  lambda m: m.group(1) + m.group(2) + str({"i": 1, "ii": 2, "iii": 3, "iv": 4}[m.group(3).lower()]), text)
     return re.sub(r"(?m)(?:(\w+)[ \t]*)?([:=][ \t]*)I(?=[ \t]*(?:$|[.;,)|]))",
                   lambda m: m.group(0) if (m.group(1) or "").lower() in r.roman_exempt else m.group(0)[:-1] + "1", text)
 
@@ -259,6 +277,9 @@ def fractions(text: str, n: int, known: set[float] | frozenset[float]) -> list[s
             and (rules().noun_soon.match(text[m.end():m.end() + 80]) or units.about(m.start(), m.end()))]
 
 
+_SHORT_BY = re.compile(r"(?i)\b(short|shy)\s+by\s+(\d+)\s+(of|from)\b")
+
+
 def shortfalls(text: str, n: int, given: str) -> list[str]:
     """``n`` stated as a shortfall: ``k`` short of the threshold ("one short of the five-unit
     threshold", ``threshold - k``) or of a stated count ``M`` of units ("2 shy of 5 admissions",
@@ -267,6 +288,9 @@ def shortfalls(text: str, n: int, given: str) -> list[str]:
     r = rules()
     found = []
     low_given = given.lower()
+    # "short by 3 of the threshold" is "3 short of the threshold" (fresh adversary adv10, in Portuguese:
+    # "Faltam 3 para o limiar de cinco")
+    text = _SHORT_BY.sub(r"\2 \1 \3", text)
     for m in r.shortfall.finditer(text):
         target = (m.group("target") or "").lower()
         if m.group("m") is not None:

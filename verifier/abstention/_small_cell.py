@@ -23,6 +23,9 @@ question itself states), with number words read as digits
       clause ("n = 3", "the count is 3", "only 3");
     * the count as a bare number (``bare_counts``, the positive rule): any whole number equal
       to n that nothing above or the question accounts for ("Query returned 2.", "2 pts.");
+    * a statistic placed by the threshold without a number: an extreme or central value said to lie
+      just past a limit ("the highest pH on record is only just above the cut-off", ``extreme_words``,
+      ``proximity_words``, ``position_words``; blind corpus c39);
     * an aggregate: any number in the same clause after an aggregate word
       ("mean potassium 4.2", "the average was 3.9"; a table cell's border ``|`` ends the clause) or
       any percentage.
@@ -38,6 +41,7 @@ from typing import Any
 
 from ..contract import Task, load_toml
 from ..match.language import count_words
+from ..parse import delimited_table
 from ._anaphora import named_things, resolve
 from ._derived import derived_counts
 from ._back_reference import back_references, clause_breaks, clause_span
@@ -64,6 +68,10 @@ class SmallCellRules:
     #: unit nouns, count, aggregate and eligibility words (lower case): a capitalised word before a
     #: number is a name ("Readi-Cat 2") unless it is one of these or begins like one ("Elig 2")
     count_stems: frozenset[str] = frozenset()
+    #: "<n> patient sets": a singular unit noun before one of these counts the collections (``_attributive``)
+    collective: re.Pattern[str] | None = None
+    #: "the highest pH is only just above the cut-off": a statistic placed near the threshold (``placed``)
+    placed: re.Pattern[str] | None = None
 
 
 @lru_cache(maxsize=1)
@@ -98,6 +106,9 @@ def rules() -> SmallCellRules:
         number_words=words,
         number_pattern=re.compile(rf"{initials(words)}\b(?:{_alt(list(words))})\b", re.I) if words else None,
         unit_words=frozenset(w.lower() for w in sc["unit_nouns"]),
+        placed=re.compile(rf"\b(?:{_alt(sc.get('extreme_words', ['highest']))})\b[^.;\n]{{0,60}}?"
+                          rf"\b(?:{_alt(sc.get('proximity_words', ['just']))})\s+(?:{_alt(sc.get('position_words', ['above']))})\b", re.I),
+        collective=re.compile(rf"[ \t]+(?:{_alt(sc.get('collective_nouns', ['sets']))})\b", re.I),
         count_stems=frozenset(w.lower() for key in ("unit_nouns", "count_words", "aggregate_words")
                               for w in sc[key] for w in w.split()) | frozenset(
             w.lower() for w in sc.get("disguise", {}).get("eligibility_words", [])),
@@ -253,7 +264,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         aggregates lists its first ``MAX_HITS`` only, issue 15).
     """
     r = rules()
-    text = normalise_notation(resolve(count_words(text), named))
+    text = normalise_notation(resolve(count_words(_csv_as_tables(text)), named))
     named_removed = _remove_entities(text, entities, eligible_units)
     pre = _prepare(named_removed)  # once: the strength pattern alone is a third of a run-on text's cost
     clean = _scrub(pre, prepared=True)
@@ -271,7 +282,8 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         for m in pattern.finditer(clean):
             if pattern is r.count_after:
                 counts_at.add(m.start(1))
-            if _same(m.group(1), eligible_units) and " ".join(m.group(0).lower().split()) not in given_phrases:
+            if _same(m.group(1), eligible_units) and " ".join(m.group(0).lower().split()) not in given_phrases \
+                    and not (pattern is r.count_after and _attributive(clean, m.group(1), m.end())):
                 found.append(m.group(0).strip())
     # clause bounds by bisection over the breaks, and each clause judged once: a long text without
     # breaks and many aggregate words ("mean 7 mean 7 ...") stays linear (a review timed 28 s at the cap)
@@ -302,6 +314,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
                                 limit=MAX_HITS - len(found)),
         lambda: structural(pre, frozenset(known), given_pre),
         lambda: cohort_quantities(pre, frozenset(known), given_pre),
+        lambda: [m.group(0).strip() for m in r.placed.finditer(clean)],
         lambda: [m.group(0).strip() for m in r.percent.finditer(clean)
                  if float(re.match(r"\d+(?:\.\d+)?", m.group(0)).group(0)) not in g.percents
                  and not (g.percent_scale and _measurement_range(clean, m))],
@@ -311,6 +324,29 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
             break
         found += read()
     return sorted(set(found))
+
+
+def _csv_as_tables(text: str) -> str:
+    """``text`` with each block of CSV/TSV lines under a header line written as the Markdown table it is
+    (``verifier.parse.delimited_table``), so its cells are read as a table's ("group,patients" /
+    "meeting the criteria,2" states 2 as "| meeting the criteria | 2 |" does; fresh adversary adv10)."""
+    if "," not in text and "\t" not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and ("," in lines[j] or "\t" in lines[j] or ";" in lines[j]) and lines[j].strip():
+            j += 1
+        table = delimited_table("\n".join(lines[i:j])) if j - i >= 2 else None
+        if table is not None:
+            out.append(table)
+            i = j
+        else:
+            out.append(lines[i])
+            i += 1
+    return "\n".join(out)
 
 
 #: A whole number standing alone (not part of a decimal, a word or an identifier).
@@ -370,7 +406,7 @@ _NAME_BEFORE = re.compile(r"(?<![\w-])([A-Z][\w-]*) $")
 def _in_name(text: str, m: re.Match[str]) -> bool:
     """Whether the numeral ``m`` ends a name: it follows a capitalised word directly ("Readi-Cat 2",
     "Type 2") that is no count, unit, aggregate or eligibility word and begins like none of them
-    ("Cohort 2", "Elig 2" and "Only 2" state a count)."""
+    ("Cohort 2", "Elig 2" and "Only 2" state a count; so does a compound ending in one, "Headcount 2.")."""
     w = _NAME_BEFORE.search(text, max(0, m.start() - 40), m.start())
     if w is None:
         return False
@@ -395,7 +431,25 @@ def _counts_other_thing(text: str, m: re.Match[str]) -> bool:
     noun = _NOUN_AFTER.match(text, m.end())
     if noun and _duration(noun.group(1)) and not _counted_before(text, m):
         return True
+    if noun and _attributive(text, m.group(1), noun.end()):
+        return True
     return bool(noun) and noun.group(1).lower() not in rules().unit_words and names_other_thing(noun.group(1))
+
+
+def _attributive(text: str, number: str, noun_end: int) -> bool:
+    """Whether the unit noun ending at ``noun_end`` after ``number`` is in the singular (not one) and is
+    followed by a plural noun of collections (``[small_cell] collective_nouns``): "two patient sets" counts
+    sets, as English writes a noun before its head in the singular (blind corpus c39)."""
+    noun = re.search(r"([^\W\d_]+)$", text[max(0, noun_end - 40):noun_end])
+    try:
+        plural = float(number) >= 2
+    except ValueError:
+        return False
+    if noun is None or not plural:
+        return False
+    word = noun.group(1).lower()
+    return word in rules().unit_words and not word.endswith("s") and word != "people" \
+        and rules().collective.match(text, noun_end) is not None
 
 
 _WORD_BEFORE = re.compile(r"([^\W\d_]+)\W{0,3}$")
@@ -413,9 +467,10 @@ def _counted_before(text: str, m: re.Match[str]) -> bool:
 def _count_word(word: str) -> bool:
     """Whether ``word`` is a count, unit, aggregate or eligibility word of ``rules().count_stems``, or begins
     like one: itself, a prefix of at least four letters ("Elig"), or one that extends the stem's first
-    letters ("Cohorts")."""
+    letters ("Cohorts"), or a compound that ends in one of five letters or more ("Headcount", "Bodycount")."""
     word = word.lower()
     return any(word == s or (len(word) >= 4 and (s.startswith(word) or word.startswith(s[:max(4, len(s) - 2)])))
+               or (len(s) >= 5 and len(word) > len(s) and word.endswith(s))  # a compound: "headcount" (adv10)
                for s in rules().count_stems)
 
 

@@ -388,6 +388,10 @@ class _Reader:
                             self._say(f"{c}: {v}")
                 else:
                     unit_rows = True
+            # every row naming a unit in a cell of its own ("| patient | yes |" under "| unit | eligible |",
+            # fresh adversary adv10): a row per unit, as a key column's rows are
+            unit_rows = unit_rows or bool(body) and all(
+                any(_WORD.findall(c.lower()) and set(_WORD.findall(c.lower())) <= self.r.units for c in row) for row in body)
             if unit_rows and 1 <= len(body) < self.r.threshold:
                 self._say(f"{head} ({len(body)} rows of units)")
             for col, kind in enumerate(kinds):

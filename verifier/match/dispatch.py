@@ -19,7 +19,7 @@ from ..contract import (
 )
 from .commit import ambiguous
 from .datetimes import match_datetime
-from .lead import committed_part
+from .lead import committed_part, json_literal
 from .lists import match_list
 from .numbers import match_count, match_number, match_quantity
 from .records import match_records
@@ -42,6 +42,18 @@ _DISPATCH = {
     ListAnswer: lambda t, r, p, j, q: match_list(t, r, p, j, q),
     RecordsAnswer: lambda t, r, p, j, q: match_records(t, r, p, j),
 }
+
+
+#: A whole Answer in braces or square brackets holding two or more comma- or semicolon-separated items (no
+#: ``key: value`` pair: a JSON object is read as one, ``verifier.match.lead``).
+_BRACKETED_LIST = re.compile(r"\{[^{}\[\]]*[,;][^{}\[\]]*\}|\[[^{}\[\]]*[,;][^{}\[\]]*\]")
+
+
+def _json_array(text: str) -> list | None:
+    """The JSON array an Answer is written as (in tags: ``verifier.parse`` decodes only a JSON response),
+    else ``None``: its items are candidates as a JSON response's are (fresh adversary adv10: ``[{"value":
+    "S"}, {"value": "R"}, {"value": "I"}]`` was read as one sentence and paid whichever was right)."""
+    return json_literal(text, list)
 
 
 def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_json: Any = None,
@@ -69,6 +81,13 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
     """
     if "~~" in answer_text:  # what is struck out is withdrawn: never a candidate, never a hedge
         answer_text = _STRUCK.sub(lambda m: " " * len(m.group()), answer_text).strip()
+    if answer_json is None and type(reference) not in (ListAnswer, RecordsAnswer):
+        answer_json = _json_array(answer_text)  # '[{"value": "S"}, {"value": "R"}]' inside tags is JSON too
+        if answer_json is None and _BRACKETED_LIST.fullmatch(answer_text.strip()) and ":" not in answer_text:
+            # '{HOME, HOME HEALTH CARE}', '[R, S, I]': a set or list of values where one was asked (fresh
+            # adversary adv11: paid whichever was right on 19 of 131 text tasks)
+            return failure(ReasonCode.WRONG_VALUE, submitted=answer_text[:200],
+                           why=ambiguous("a bracketed list of values where one value was asked"))
     if type(reference) not in (ListAnswer, RecordsAnswer):
         got = committed_part(answer_text, answer_json, columns, type(reference) is TextAnswer)
         if got is not None:

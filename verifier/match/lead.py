@@ -45,17 +45,22 @@ _LABEL_LINE = re.compile(r"^\s*(?:[-*•]\s*)?\**(?P<label>[A-Za-z][\w ()/%,-]{0
 LABEL_LINE = _LABEL_LINE
 
 
-def _json_object(text: str, answer_json: Any) -> dict | None:
-    if isinstance(answer_json, dict):
-        return answer_json
+def json_literal(text: str, kind: type) -> Any | None:
+    """``text`` decoded as a JSON object (``kind`` dict) or array (``kind`` list) when it is one whole, else
+    ``None`` (at most 20,000 characters are decoded)."""
     s = text.strip()
-    if not (s.startswith("{") and s.endswith("}")):
+    ends = ("{", "}") if kind is dict else ("[", "]")
+    if not (s.startswith(ends[0]) and s.endswith(ends[1])) or len(s) > 20_000:
         return None
     try:
         value = json.loads(s)
     except ValueError:
         return None
-    return value if isinstance(value, dict) else None
+    return value if isinstance(value, kind) else None
+
+
+def _json_object(text: str, answer_json: Any) -> dict | None:
+    return answer_json if isinstance(answer_json, dict) else json_literal(text, dict)
 
 
 _TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")

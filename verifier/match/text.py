@@ -12,7 +12,9 @@ Text matches when, after normalisation:
 2. both belong to one synonym group of ``rules/synonyms.toml`` ``[text]``, or
 3. rapidfuzz ``token_sort_ratio`` >= ``answer_policy.text_threshold`` AND the
    numbers in both strings are the same (so "aspirin 81 mg" never fuzzily
-   matches "aspirin 325 mg") AND the meaning words agree
+   matches "aspirin 325 mg") AND every submitted word the reference lacks is a
+   misspelling of one of its words (``fuzz.ratio`` >= 75: "HOME; CHRONIC/LONG TERM
+   ACUTE CARE" is two names, fresh adversary adv10) AND the meaning words agree
    (``[text.opposites]``: the ``markers`` such as ``positive``, ``not``,
    ``w/o`` occur as often on both sides, and no differing word pair is an
    opposite pair (``left``/``right``) or differs by opposite prefixes
@@ -183,7 +185,19 @@ def text_equivalent(sub: str, ref: str, threshold: float = 90.0) -> tuple[bool, 
     why = meaning_differs(a, b)
     if why is not None:
         return False, f"meaning differs: {why}", score
+    # the ratio forgives spelling and order, not a word the reference lacks: "HOME; CHRONIC/LONG TERM ACUTE
+    # CARE" scored 93 against the second name alone (fresh adversary adv10: two candidates paid in both orders)
+    ref_words = b.split()
+    extra = next((w for w in a.split() if w not in ref_words
+                  and max((fuzz.ratio(w, r) for r in ref_words), default=0.0) < _SPELLING), None)
+    if extra is not None:
+        return False, f"a word the reference does not hold: {extra!r}", score
     return True, f"fuzzy token_sort_ratio {score:.1f} >= {threshold:g}", score
+
+
+#: A submitted word that the reference does not hold passes the fuzzy rule only as a misspelling of one of
+#: its words, at least this ``fuzz.ratio`` ("CRONIC" for "CHRONIC": 92; "HOME" for "CARE": 50).
+_SPELLING = 75.0
 
 
 # ---------------------------------------------------------------- qualifying detail (kind 2)
@@ -265,8 +279,8 @@ def _head_matches(text: str, ref: str, threshold: float) -> str | None:
 
 
 #: A word written as a name: all capitals ("PSYCH", "CCU", "&") or a capital first ("Coronary", "(CCU)").
-_CAPS_WORD = re.compile(r"^[(\[\"']*(?:[A-Z0-9&/+-]*[A-Z][A-Z0-9&/+.-]*|[A-Z][a-z][\w'./-]*)[)\]\"',.;:]*$")
-_UPPER_WORD = re.compile(r"^[(\[\"']*[A-Z0-9&/+-]*[A-Z][A-Z0-9&/+.-]*[)\]\"',.;:]*$")
+_CAPS_WORD = re.compile(r"^[({\[\"']*(?:[A-Z0-9&/+-]*[A-Z][A-Z0-9&/+.-]*|[A-Z][a-z][\w'./-]*)[)}\]\"',.;:]*$")
+_UPPER_WORD = re.compile(r"^[({\[\"']*[A-Z0-9&/+-]*[A-Z][A-Z0-9&/+.-]*[)}\]\"',.;:]*$")
 
 
 def _style(word: str, upper: bool) -> bool:
