@@ -8,7 +8,7 @@ import duckdb
 import pytest
 
 from verifier.construction.near_miss import difficulty, find_near_misses, overlay_runner, perturbations, time_columns_of
-from verifier.contract import CountAnswer, Reference, Task
+from verifier.contract import CountAnswer, NumberAnswer, Reference, Task
 
 SPEC = {"kind": "count", "value": "n"}
 
@@ -83,3 +83,24 @@ def test_recorded_near_misses_reproduce_on_synthetic_hospital(synth_tasks, synth
         assert checked >= 20
     finally:
         con.close()
+
+
+def test_a_perturbation_giving_several_rows_for_one_value_is_no_near_miss() -> None:
+    """Clean-clone CI: dropping proc_days_after_admission's encounter link left one row per admission of the
+    database and no order; the near miss recorded at construction (365 days) re-ran as 43. Several rows where one
+    value is asked define no answer an agent would give: no near miss (a run returning one row still gives one)."""
+    sql = ("SELECT date_diff('day', CAST(a.admission_time AS DATE), min(p.chart_date)) AS days FROM procedures p "
+           "JOIN admissions a ON a.admissionid = p.admissionid WHERE p.patientid = 1 AND p.admissionid = 2 "
+           "GROUP BY a.admission_time")
+
+    def run(rows_when_dropped: list[tuple]):
+        def go(q: str) -> tuple[list[str], list[tuple]]:
+            return ["days"], ([(0,)] if "a.admissionid = p.admissionid" in q else rows_when_dropped)
+        return go
+
+    spec = {"kind": "number", "value": "days", "decimals": 0}
+    ref = NumberAnswer(value=0.0, decimals=0)
+    several = find_near_misses(sql, spec, run([(365,), (43,)]), reference=ref)
+    assert not [n for n in several.near_misses if n.kind == "encounter"]
+    one = find_near_misses(sql, spec, run([(365,)]), reference=ref)
+    assert [n.answer.value for n in one.near_misses if n.kind == "encounter"] == [365.0]

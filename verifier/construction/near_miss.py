@@ -480,6 +480,10 @@ def find_near_misses(
         except (QueryFailed, ValueError, TypeError):
             res.failed += 1
             continue
+        if len(pr) > 1 and answer_spec.get("kind") not in ("list", "records"):
+            # several rows where one value is asked, none ordered first: the dropped condition leaves no one
+            # answer (its first row moved with DuckDB's threads: clean-clone CI re-ran 43 days for a recorded 365)
+            continue
         if got is None or any(same_answer(got, a) for a in (reference, *alternatives) if a is not None):
             continue
         res.near_misses.append(NearMiss(kind=p.kind, condition=p.condition, answer=got))
