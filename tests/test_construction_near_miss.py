@@ -85,10 +85,13 @@ def test_recorded_near_misses_reproduce_on_synthetic_hospital(synth_tasks, synth
         con.close()
 
 
-def test_a_perturbation_giving_several_rows_for_one_value_is_no_near_miss() -> None:
+def test_several_rows_where_one_value_is_asked_give_one_answer_in_any_order() -> None:
     """Clean-clone CI: dropping proc_days_after_admission's encounter link left one row per admission of the
-    database and no order; the near miss recorded at construction (365 days) re-ran as 43. Several rows where one
-    value is asked define no answer an agent would give: no near miss (a run returning one row still gives one)."""
+    database and no order; the near miss recorded at construction (365 days) re-ran as 43, its first row moving
+    with DuckDB's threads. Then (904c213) such perturbations were no near miss at all, and the real demo's
+    value-level near-miss rate fell from 53% to 38%, under issue 33's 40%: yet a careless reading that gets several
+    rows still answers, with one of them. The near miss is the answer of the first answering row under the rows'
+    total order: the same for every order of the rows (this test fails on the unordered first row and on 904c213)."""
     sql = ("SELECT date_diff('day', CAST(a.admission_time AS DATE), min(p.chart_date)) AS days FROM procedures p "
            "JOIN admissions a ON a.admissionid = p.admissionid WHERE p.patientid = 1 AND p.admissionid = 2 "
            "GROUP BY a.admission_time")
@@ -100,7 +103,10 @@ def test_a_perturbation_giving_several_rows_for_one_value_is_no_near_miss() -> N
 
     spec = {"kind": "number", "value": "days", "decimals": 0}
     ref = NumberAnswer(value=0.0, decimals=0)
-    several = find_near_misses(sql, spec, run([(365,), (43,)]), reference=ref)
-    assert not [n for n in several.near_misses if n.kind == "encounter"]
-    one = find_near_misses(sql, spec, run([(365,)]), reference=ref)
-    assert [n.answer.value for n in one.near_misses if n.kind == "encounter"] == [365.0]
+    for rows, want in (([(365,), (43,)], 43.0), ([(43,), (365,)], 43.0), ([(None,), (365,), (120,)], 120.0),
+                       ([(365,), (365.0,)], 365.0), ([(365,)], 365.0)):
+        got = find_near_misses(sql, spec, run(rows), reference=ref)
+        assert [n.answer.value for n in got.near_misses if n.kind == "encounter"] == [want], rows
+    # a row that gives the reference is one answer among them; the first answering row decides, whatever it is
+    both = find_near_misses(sql, spec, run([(0,), (43,)]), reference=ref)
+    assert not [n for n in both.near_misses if n.kind == "encounter"]

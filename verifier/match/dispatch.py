@@ -49,13 +49,6 @@ _DISPATCH = {
 _BRACKETED_LIST = re.compile(r"\{[^{}\[\]]*[,;][^{}\[\]]*\}|\[[^{}\[\]]*[,;][^{}\[\]]*\]")
 
 
-def _json_array(text: str) -> list | None:
-    """The JSON array an Answer is written as (in tags: ``verifier.parse`` decodes only a JSON response),
-    else ``None``: its items are candidates as a JSON response's are (fresh adversary adv10: ``[{"value":
-    "S"}, {"value": "R"}, {"value": "I"}]`` was read as one sentence and paid whichever was right)."""
-    return json_literal(text, list)
-
-
 def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_json: Any = None,
                  columns: tuple[str, ...] = (), question: str = "") -> MatchResult:
     """Compare a submitted Answer with a reference answer under ``policy``.
@@ -82,7 +75,9 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
     if "~~" in answer_text:  # what is struck out is withdrawn: never a candidate, never a hedge
         answer_text = _STRUCK.sub(lambda m: " " * len(m.group()), answer_text).strip()
     if answer_json is None and type(reference) not in (ListAnswer, RecordsAnswer):
-        answer_json = _json_array(answer_text)  # '[{"value": "S"}, {"value": "R"}]' inside tags is JSON too
+        # a JSON array in tags is candidates as a JSON response's are (fresh adversary adv10: '[{"value": "S"},
+        # {"value": "R"}]' was read as one sentence and paid whichever was right; verifier.parse decodes only a JSON response)
+        answer_json = json_literal(answer_text, list)
         if answer_json is None and _BRACKETED_LIST.fullmatch(answer_text.strip()) and ":" not in answer_text:
             # '{HOME, HOME HEALTH CARE}', '[R, S, I]': a set or list of values where one was asked (fresh
             # adversary adv11: paid whichever was right on 19 of 131 text tasks)
