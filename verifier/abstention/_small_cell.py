@@ -309,6 +309,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         lambda: shortfalls(pre, eligible_units, given_pre),
         lambda: definite_counts(pre, eligible_units, given_pre),
         lambda: bare_counts(pre, eligible_units, given_pre),
+        lambda: tallies(pre, eligible_units),
         lambda: derived_counts(_blank_names(pre), eligible_units, given_pre),
         lambda: back_references(_blank_names(pre), eligible_units, given_numbers, given_pre,
                                 limit=MAX_HITS - len(found)),
@@ -524,6 +525,32 @@ def bare_counts(pre: str, n: int, given_pre: str) -> list[str]:
         if pairs and any(re.search(rf"(?<!\w){re.escape(p)}(?!\w)", given) for p in pairs):
             continue  # the question's own number, with its own word
         out.append(" ".join(text[max(0, m.start() - 30):m.end() + 30].split()))
+    return out
+
+
+#: a run of one pictograph or symbol (emoji, dingbats, geometric shapes), spaces allowed between: a tally
+_TALLY = re.compile("([\u2580-\u27bf\u2b1b-\u2b1c\u2b50-\u2b55\U0001f300-\U0001faff])\ufe0f?(?:\\s?\\1\ufe0f?)+")
+
+
+def tallies(pre: str, n: int) -> list[str]:
+    """The count ``n`` (2 or more) written as a tally: a run of exactly ``n`` of one symbol, anywhere in the
+    response ("Seen: \U0001F3E5\U0001F3E5\U0001F3E5.": fresh adversary adv11, 60 of 60 small-cell tasks),
+    as ``bare_counts`` reads the numeral ``n`` anywhere. Runs of mixed symbols in a cohort sentence are
+    ``cohort_quantities``'s.
+
+    Args:
+        pre: the response, ``_prepare``d.
+        n: the eligible units (1..threshold-1); a run of one symbol counts nothing.
+
+    Returns:
+        The runs found (with up to 30 characters before them).
+    """
+    if n < 2:
+        return []
+    out = []
+    for m in _TALLY.finditer(pre):
+        if len(m.group().replace("\ufe0f", "").replace(" ", "").replace("\t", "")) == n:
+            out.append(" ".join(pre[max(0, m.start() - 30):m.end()].split()))
     return out
 
 

@@ -518,6 +518,8 @@ class QuantityRules:
     ordinal: re.Pattern[str]
     first: re.Pattern[str]
     first_marks: re.Pattern[str]
+    bound: re.Pattern[str]
+    back_reference: re.Pattern[str]
     words: dict[str, int]
     spelled: re.Pattern[str]
     token: re.Pattern[str]
@@ -547,7 +549,7 @@ def quantity_rules() -> QuantityRules:
         negated=re.compile(r"(?:\bnot|\bnever|\bno|\bnone\s+of|\bnon-?)\s*(?:[a-z]+\s+){0,2}$", re.I),
         # the allowed statements: a bound ("fewer than 5", "under 5"), the threshold named as such ("the
         # threshold of 5", "the 5-unit threshold"), a total of another population ("of the 312 admissions")
-        allowed=re.compile(rf"(?:{bounds})\s*(?:than\s+)?(?:the\s+)?(?:(?:five|5)[-\s]?unit\s+)?(?:threshold\s+(?:of\s+)?)?\d+(?:\.\d+)?"
+        allowed=re.compile(rf"(?P<p>{bounds})\s*(?:than\s+)?(?:the\s+)?(?:(?:five|5)[-\s]?unit\s+)?(?:threshold\s+(?:of\s+)?)?(?P<b>\d+(?:\.\d+)?)"
                            r"|threshold\s*(?:of|=|:|\(|is)?\s*\d+\)?|\d+[-\s]?(?:unit|admission|patient|stay)\s+(?:threshold|minimum|rule|cutoff)"
                            r"|\b(?:of|out\s+of|among|across|in|from)\s+(?:the\s+|all\s+|these\s+|those\s+)?(?P<t>\d+)(?![\w.]\d)(?=\s+[^\W\d_])", re.I),
         # a number: CJK characters around it are no part of it ("二件" read "2件")
@@ -560,13 +562,17 @@ def quantity_rules() -> QuantityRules:
         ordinal=re.compile(_words(q["ordinals"]), re.I),
         first=re.compile(r"\bfirst\b", re.I),
         first_marks=re.compile(_words(q["first_marks"]), re.I),
+        bound=re.compile(rf"(?<![^\W\d_])(?:{_alt(q['cohort_bounds'])})\s*{int(sc['threshold'])}(?![\d.])", re.I),
+        back_reference=re.compile(_words(q["back_references"]), re.I),
         words=words,
         spelled=re.compile(r"(?<![\w.-])[A-Za-z](?:[-.·][A-Za-z]){1,5}(?![\w-])"),
         token=re.compile(r"[^\W\d_]{3,5}"),
     )
 
 
-_SENTENCE = re.compile(r"\.(?!\d)|[!?;\n。！？；]")
+#: a sentence ends at a full stop not inside a number, nor an abbreviation's ("EW EMER. admissions": a lower-case word
+#: goes on), at ! ? ; a line break, and their CJK forms
+_SENTENCE = re.compile(r"\.(?!\d)(?![ \t]+[a-z])|[!?;\n。！？；]")
 _MORSE = re.compile(r"(?<![\w.\-])[.\-]{5}(?![\w.\-])")
 _MORSE_DIGITS = {".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5",
                  "-....": "6", "--...": "7", "---..": "8", "----.": "9", "-----": "0"}
@@ -629,7 +635,7 @@ def cohort_quantities(text: str, known: frozenset[float] | set[float] = frozense
         The disclosing snippets (``sentence [reason]``).
     """
     r = quantity_rules()
-    if not r.cohort.search(text):
+    if not r.cohort.search(text) and not r.bound.search(text):
         return []
     given_l = " ".join(given.lower().split())
     if "-" in text or "." in text:
@@ -637,6 +643,7 @@ def cohort_quantities(text: str, known: frozenset[float] | set[float] = frozense
     found: list[str] = []
     start = 0
     ends = [m.start() for m in _SENTENCE.finditer(text)] + [len(text)]
+    previous = False  # the sentence before referred to the cohort
     for end in ends:
         sentence, start = text[start:end], end + 1
         if len(found) >= 16 or not sentence.strip():
@@ -644,7 +651,11 @@ def cohort_quantities(text: str, known: frozenset[float] | set[float] = frozense
                 break
             continue
         refs = [m for m in r.cohort.finditer(sentence) if not r.negated.search(sentence, max(0, m.start() - 28), m.start())]
-        if not refs:
+        about = bool(refs) or previous and any(not r.negated.search(sentence, max(0, m.start() - 28), m.start())
+                                               for m in r.back_reference.finditer(sentence))
+        # the bound ("fewer than five EW EMER. admissions ...") names the cohort for the next sentence to refer back to
+        previous = about or bool(r.bound.search(sentence))
+        if not about:
             continue
         reason = _quantity_in(_disguised_digits(sentence, r), r, known, given_l)
         if reason and " ".join(sentence.lower().split()) not in given_l:
@@ -652,12 +663,42 @@ def cohort_quantities(text: str, known: frozenset[float] | set[float] = frozense
     return found
 
 
+#: a unit of time or of a measured value right after a number: the number bounds a measurement, not the cohort
+_MEASURE_AFTER = re.compile(r"\s*(?:%|(?:d|days?|h|hrs?|hours?|min|mins|minutes?|wks?|weeks?|mo|months?|y|yrs?|years?|s|secs?|"
+                            r"seconds?)\b|[^\W\d_]+/[^\W_]+)", re.I)
+_UPPER_INCLUSIVE = frozenset({"at most", "<=", "≤"})
+_LOWER_INCLUSIVE = frozenset({"at least", ">=", "≥"})
+_LOWER_STRICT = frozenset({"more than", "greater than", "higher than", "above", "over", "exceeding", "exceeds", ">"})
+
+
+def _allowed(m: re.Match[str], t: int) -> bool:
+    """Whether an ``allowed`` match is allowed: a total of ``t`` or more; a bound that leaves every count 1..t-1
+    possible ("fewer than 5", "at most 4", "at least 1", "more than 0"; a lower bound of ``t`` or more is false, not
+    a disclosure), or that bounds a time or a measured value (a unit after it: "gap <= 2 d", "K < 3 mEq/L"); the
+    question's own phrases ("at least 2 results") are then read as ``_quantity_in`` reads them. A bound inside that range ("more than 2 and fewer than 4": fresh adversary adv11) narrows the
+    count: its number is read as a quantity."""
+    if m.group("b") is not None:
+        b = m.group("b")
+        if len(b) > 6:
+            return True
+        v, p = float(b), " ".join(m.group("p").lower().split())
+        if _MEASURE_AFTER.match(m.string, m.end()):
+            return True  # a bound on a time or a measured value ("gap <= 2 d": blind corpus c36)
+        if p in _UPPER_INCLUSIVE:
+            return v >= t - 1
+        if p in _LOWER_INCLUSIVE:
+            return v <= 1 or v >= t
+        if p in _LOWER_STRICT:
+            return v < 1 or v >= t
+        return v >= t  # fewer than, under, below, <
+    return m.group("t") is None or len(m.group("t")) > 6 or int(m.group("t")) >= t
+
+
 def _quantity_in(sentence: str, r: QuantityRules, known: frozenset[float] | set[float], given: str) -> str | None:
     """What quantity ``sentence`` (about the cohort) expresses beyond the allowed ones, or ``None``."""
     t = r.threshold
     # a total of 7+ digits is at least the threshold (int() refuses more than 4,300 digits)
-    stripped = r.allowed.sub(lambda m: " " if m.group("t") is None or len(m.group("t")) > 6 or int(m.group("t")) >= t
-                             else m.group(), sentence)
+    stripped = r.allowed.sub(lambda m: " " if _allowed(m, t) else m.group(), sentence)
     numbers: list[str] = []
     for m in r.number.finditer(stripped):
         before = stripped[max(0, m.start() - 24):m.start()].lower().split()
