@@ -528,17 +528,30 @@ def _only_table(text: str) -> bool:
     return len(lines) >= 3 and all(ln.startswith("|") for ln in lines) and extract_records(text) is not None
 
 
+#: Unicode format characters (category Cf) a reader does not see: soft hyphen, Arabic letter mark, Mongolian vowel
+#: separator, zero-width space / non-joiner / joiner, direction marks and embeddings, word joiner and invisible
+#: operators, isolates, byte-order mark, interlinear annotation marks, tag characters
+_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+                        "\ufff9-\ufffb\U000e0000-\U000e007f]")
+
+
 def parse(text: str) -> ParsedResponse:
     """Parse a final response (never raises).
 
     Args:
-        text: the raw final response.
+        text: the raw final response. Invisible format characters (``_INVISIBLE``) are removed first:
+            the response is judged as a reader sees it.
 
     Returns:
         A :class:`ParsedResponse`; ``error`` says why when no Answer was found.
     """
     if not isinstance(text, str):
         return ParsedResponse("", "", False, f"final response is {type(text).__name__}, not text")
+    if _INVISIBLE.search(text):
+        # what a reader sees is judged: invisible format characters (zero-width space and joiners, word joiner,
+        # soft hyphen, direction marks, tag characters) are not there for them (fresh adversary adv13:
+        # "Medicine/Cardiology\u200bMedicine" was paid whichever of the two was right, 29 of 120 text pairs)
+        text = _INVISIBLE.sub("", text)
     if not text.strip():
         return ParsedResponse("", "", False, "empty final response")
     fmt, answer_json, answer, reasoning, answers = "", None, None, "", ()

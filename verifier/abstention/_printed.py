@@ -215,7 +215,7 @@ def replay_limits(budget_left_s: float) -> PythonLimits:
 
 
 def replay(steps: Sequence[Step], upto: int, run_sql: RunSql, limits: PythonLimits,
-           timing: dict[str, float] | None = None) -> dict[int, PythonResult]:
+           timing: dict[str, float] | None = None, on_step: Callable[[int], None] | None = None) -> dict[int, PythonResult]:
     """Run the Python steps with index ``<= upto`` again, in order, in one fresh sandboxed worker.
 
     Args:
@@ -227,6 +227,8 @@ def replay(steps: Sequence[Step], upto: int, run_sql: RunSql, limits: PythonLimi
             ones left, and a step past it gets the sandbox's ``TimeoutError``.
         timing: when given, ``timing["startup_s"]`` is set to the wall seconds the sandboxed
             worker took to start: the verifier's own cost, not the replayed code's (issue 31).
+        on_step: when given, called with each Python step's index before it runs (so that the
+            queries ``run_sql`` answers next can be told to that step).
 
     Returns:
         ``{step index: PythonResult}``.
@@ -246,6 +248,8 @@ def replay(steps: Sequence[Step], upto: int, run_sql: RunSql, limits: PythonLimi
         for s in steps:
             if s.kind == "python" and s.index <= upto:
                 box.limits = limits.model_copy(update={"wall_s": max(0.05, deadline - time.perf_counter())})
+                if on_step is not None:
+                    on_step(s.index)
                 out[s.index] = box.run(s.code, step=s.index)
     return out
 
@@ -346,6 +350,8 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
         open_.clear()
 
     cells: dict[str, set[Any]] = {}  # what the code's SQL returned in each run ("base", "witness")
+    rows_by_step: dict[int, int] = {}  # rows each step's own queries returned on the base
+    current = [0]
 
     def run(variant: Any, record: str | None = None) -> dict[int, PythonResult] | None:
         spent, t0 = budget.spent_s, time.perf_counter()
@@ -357,11 +363,14 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
             def run_sql(sql: str) -> Any:  # type: ignore[misc]
                 res = inner(sql)
                 seen.update(result_cells(res[1]))
+                if record == "base":
+                    rows_by_step[current[0]] = rows_by_step.get(current[0], 0) + len(res[1])
                 return res
         timing: dict[str, float] = {}
         try:
             out: dict[int, PythonResult] | None = replay(trajectory.steps, upto, run_sql,
-                                                         replay_limits(budget.time_budget_s - budget.spent_s), timing)
+                                                         replay_limits(budget.time_budget_s - budget.spent_s), timing,
+                                                         on_step=lambda i: current.__setitem__(0, i))
         except BudgetExhausted:
             out = None
         except (WorkerDied, SandboxUnavailable) as exc:
@@ -406,6 +415,13 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
         else:
             continue
         open_.remove(s.index)
+    def code_empty(i: int) -> bool:
+        """The step prints no row on the base while its own queries returned rows: its emptiness is its code's
+        decision (a comparison, a filter in Python), not a query's scope filters read by lineage (issue 30 point 1;
+        fresh adversary adv12 printed '[]' where in-scope counts and digests equalled constants decoded at run time,
+        63 of 80 Noise tasks)."""
+        return not base[i].result.rows and rows_by_step.get(i, 0) > 0
+
     done = run(witness, "witness") if open_ else None
     over: dict[int, Printed] = {}
     for i in list(open_ if done is not None else []):
@@ -422,6 +438,10 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
         if gap and not traced(sens.new, sens.gone, cells.get("base", set()), cells.get("witness", set())):
             gap, why = False, ("the lines that change with the witness hold no value the code's queries returned differently "
                                "there: what the step prints is decided by its code, not read from the records")
+        if gap and code_empty(i) and not any(p.name == "nuisance" for p in perturbations):
+            gap, why = False, ("the step prints nothing on the database although its own queries returned rows there: the "
+                               "emptiness is decided by its code, not shown by the records, and the task has no in-scope row of "
+                               "another item (a nuisance) to show that the code reads the requirement")
         records[i].update(status="qualifies" if gap else ("no_gap" if sens.sensitive else "not_sensitive"),
                           why=f"printed output: {why}")
         if not gap:
@@ -430,8 +450,10 @@ def judge_printed(trajectory: Trajectory, targets: Sequence[Step], witness: Any,
         done = run(p.witness) if open_ else None
         for i in list(open_ if done is not None else []):
             moved = printed(done[i].output, cap)  # type: ignore[index]
+            # an emptiness the code decided (``code_empty``) is no scope's own: every perturbation that leaves the
+            # requirement unmet must leave the printout empty (``strict_empty``), as an honest filter in Python does
             if done[i].error or not p.tolerated(base[i].result, over[i].result, moved.result,  # type: ignore[index]
-                                                _display(base[i], over[i], moved), threshold):
+                                                _display(base[i], over[i], moved), threshold, strict_empty=code_empty(i)):
                 records[i].update(status="not_specific", why=f"printed output: {p.why}")
                 open_.remove(i)
     return list(records.values()), {"used": True}
