@@ -101,3 +101,33 @@ def test_an_invisible_character_inside_one_value_is_not_there() -> None:
         p = parse(text)
         assert p.answer_text.replace("  ", " ") in ("HOME HEALTH CARE", "HOME  HEALTH CARE")
         assert match_answer(p.answer_text, TextAnswer(value="HOME HEALTH CARE"), AnswerPolicy()).ok, text
+
+
+def _reference_evidence(task: Task, db: Path, reasoning: str) -> bool:
+    from verifier import VerifyConfig, verify
+    from verifier.contract import Step, Trajectory
+    from verifier.sql import render_result, run_query, thread_connection
+
+    res = run_query(thread_connection(db), task.reference.sql, time_limit_s=30, row_cap=10_000)
+    step = Step(index=1, kind="sql", code=task.reference.sql, output=render_result(res.columns, res.rows),
+                columns=res.columns, rows=[list(r) for r in res.rows])
+    tr = Trajectory(trajectory_id=f"{task.task_id}#adv12", task_id=task.task_id, steps=[step],
+                    final_response=f"<answer>NULL</answer><reasoning>{reasoning}</reasoning>")
+    return verify(tr, task, VerifyConfig(db_path=str(db))).success
+
+
+def test_none_of_them_failing_a_relation_states_no_absent_record_or_empty_field(synth_db: Path, synth_tasks: list) -> None:
+    """adv12's second finding: the question restated, then "None of them falls within the window the question
+    requires [step 1]", passed 39 of 39 Record-level and 7 of 11 Value-level real-demo tasks with the reference's
+    own evidence: "none of them" read as an absent record and as a NULL spelling. A quantifier over things referred
+    back to, failing a relation, says they exist. The oracle's reasoning on the same evidence still passes."""
+    from verifier.agents.reference_agents import abstention_reasoning
+
+    picked = [t for t in synth_tasks if t.condition == "noise" and t.scope == "patient"
+              and t.noise_type in ("record", "value") and t.reference.witness][:12]
+    assert len(picked) >= 6
+    for task in picked:
+        generic = (f"The question: {task.question.rstrip('?')}. None of them falls within the window the question "
+                   "requires [step 1].")
+        assert not _reference_evidence(task, synth_db, generic), task.task_id
+        assert _reference_evidence(task, synth_db, abstention_reasoning(task, [1])), task.task_id
