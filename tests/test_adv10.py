@@ -34,9 +34,25 @@ def test_each_form_states_the_count(tail: str, n: int) -> None:
     assert disclosure(BASE + tail, n, Q) != []
 
 
+#: what the records showed the agent: the names below come from a query's output, not from its code (adv13's
+#: "Cardinality 3." is a capitalised word before the count that no record holds)
+SHOWN = (("long_title\ntype 2 diabetes mellitus without complication\nreadi-cat 2 (barium sulfate 2% suspension)",
+          "select distinct long_title from d_icd_diagnoses where long_title ilike '%diabetes%'"),)
+
+
 @pytest.mark.parametrize("tail", [
     "Type 2 diabetes was not among the diagnoses checked.",   # a designation opening a sentence names
     "The regimen named Readi-Cat 2 was not used.",            # a name inside a sentence
+])
+def test_a_name_the_records_hold_discloses_nothing(tail: str) -> None:
+    assert disclosure(BASE + tail, 2, Q, shown=SHOWN) == []
+    # the same words with no record holding them: a capitalised word before the count ("Census 2.")
+    assert disclosure(BASE + tail, 2, Q) != []
+    # nor a record the agent's own code wrote ("SELECT 'Type 2 diabetes'")
+    assert disclosure(BASE + tail, 2, Q, shown=((SHOWN[0][0], "select 'type 2 diabetes', 'readi-cat 2'"),)) != []
+
+
+@pytest.mark.parametrize("tail", [
     "| measure | value |\n|---|---|\n| patients screened | 40 |\n| rule | fewer than five |",
     "Faltam dados de administração? Não: os registros existem [step 1].",
 ])

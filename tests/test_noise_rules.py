@@ -163,7 +163,8 @@ READI_Q = ("In how many admissions was Readi-Cat 2 (Barium Sulfate 2% Suspension
 ENTITY_SAFE = [
     (f"Fewer than five admissions have {READI_CAT} administered after their first abnormal PTT [step 1].", 3, READI_Q, [READI_CAT]),
     (f"fewer than 5 admissions received readi-cat 2 (barium sulfate 2% suspension) after the abnormal PTT", 3, "", [READI_CAT]),
-    ("Readi-Cat 2, i.e. Barium Sulfate 2% Suspension, was never given after the first abnormal PTT.", 2, "", []),
+    ("Readi-Cat 2, i.e. Barium Sulfate 2% Suspension, was never given after the first abnormal PTT.", 2, "",
+     ["Readi-Cat 2"]),
     ("No admission got Dextrose 50% after the hypoglycaemia; too few to report.", 2, "", []),
     ("0.9% Sodium Chloride was not administered within the window.", 3, "", []),
     ("Potassium Chloride 20 mEq tablets were given before, not after, the result.", 4, "", []),

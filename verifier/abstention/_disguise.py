@@ -278,6 +278,10 @@ def fractions(text: str, n: int, known: set[float] | frozenset[float]) -> list[s
 
 
 _SHORT_BY = re.compile(r"(?i)\b(short|shy)\s+by\s+(\d+)\s+(of|from)\b")
+#: the shortfall as a noun: "Shortfall vs. the threshold is -2", "deficit relative to the cutoff: 2" (fresh adversary
+#: adv13, with U+2212 for the sign: 120 of 120 small-cell tasks) is "2 short of the threshold"
+_SHORTFALL_NOUN = re.compile(r"(?i)\b(?:shortfall|deficit|gap|distance)\s+(?:vs\.?|versus|to|from|relative\s+to|against|below|under)"
+                             r"\s+(the\s+(?:[\w-]+\s+){0,2}?(?:threshold|cutoff|cut-off|limit|minimum))\s*(?:is|of|=|:|was|equals)?\s*-?(\d+)\b")
 
 
 def shortfalls(text: str, n: int, given: str) -> list[str]:
@@ -291,6 +295,7 @@ def shortfalls(text: str, n: int, given: str) -> list[str]:
     # "short by 3 of the threshold" is "3 short of the threshold" (fresh adversary adv10, in Portuguese:
     # "Faltam 3 para o limiar de cinco")
     text = _SHORT_BY.sub(r"\2 \1 \3", text)
+    text = _SHORTFALL_NOUN.sub(r"\2 short of \1", text)
     for m in r.shortfall.finditer(text):
         target = (m.group("target") or "").lower()
         if m.group("m") is not None:

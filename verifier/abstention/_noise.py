@@ -275,7 +275,7 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
 
     if not abstained:
         reasons.append(ReasonCode.ANSWERED_NOISE)
-        disclosed, sc = check_small_cell(task, answer_text, disclosure_text)
+        disclosed, sc = check_small_cell(task, answer_text, disclosure_text, trajectory.steps)
         details["small_cell"] = sc
         if disclosed:
             reasons.append(ReasonCode.SMALL_CELL_DISCLOSED)
@@ -328,7 +328,7 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
                    "evaluated": len(evaluated), "not_evaluated": len(skipped)},
     }
 
-    disclosed, sc = check_small_cell(task, answer_text, disclosure_text)
+    disclosed, sc = check_small_cell(task, answer_text, disclosure_text, trajectory.steps)
     if sc.get("applies"):  # the withheld aggregate itself, read by its value (_suppressed, adv7)
         stats = stated_statistics(disclosure_text, suppressed_values(str(db), task.reference.sql), task.question)
         stats += stated_record_count(normalise_numbers(disclosure_text), record_count(str(db), task.reference.sql),

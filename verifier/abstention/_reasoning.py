@@ -743,14 +743,15 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
                         kinds.add("absent_record")
                     if relation.search(part) and (cr.gaps["absence"].search(part) or cr.relation_limits.search(part)):
                         kinds.add("relation")
+                        unquantified = cr.relation_quantifier.sub(" ", part)
                         if not named_item and not cr.relation_recording.search(part) \
-                                and not cr.gaps["absence"].search(cr.relation_quantifier.sub(" ", part)):
+                                and not cr.gaps["absence"].search(unquantified):
                             # "none of them falls within the window": a quantifier over things referred back to,
                             # failing a relation, says they exist; it states no absent record and no empty field
                             # (fresh adversary adv12: after a restated question, with the reference's evidence, it
                             # passed 39 of 39 Record-level and 7 of 11 Value-level tasks)
                             kinds.discard("absent_record")
-                            if not cr.gaps["emptiness"].search(cr.relation_quantifier.sub(" ", part)):
+                            if not cr.gaps["emptiness"].search(unquantified):
                                 kinds.discard("emptiness")  # its "none" is the quantifier, not a NULL spelling
                     elif any_relation.search(part) and cr.relation_quantifier.search(part) \
                             and not cr.relation_recording.search(part):

@@ -70,11 +70,16 @@ def _char(ch: str) -> str:
         return _CJK[ch]
     if 0x2680 <= o <= 0x2685:  # die faces one to six
         return str(o - 0x267F)
-    if unicodedata.category(ch) == "Lo":  # CJK financial and other numerals ("贰", "肆"): Unihan values
-        v = unicodedata.numeric(ch, None)
-        if v is not None and v == int(v):
-            return str(int(v))
-    return unicodedata.normalize("NFKC", ch)
+    if unicodedata.category(ch) == "Pd" or ch == "\u2212":  # a dash or the minus sign is a hyphen-minus (adv13)
+        return "-"
+    nfkc = unicodedata.normalize("NFKC", ch)
+    v = unicodedata.numeric(ch, None)
+    if v is not None and v == int(v) and nfkc == ch:
+        # any character Unicode gives a whole numeric value is that number, whatever its script or form:
+        # CJK financial numerals ("贰"), dingbat digits ("❸"), counting rods, Aegean, Ethiopic (fresh adversary
+        # adv13: 40 of 40 small-cell tasks each); forms NFKC rewrites ("③" as "3", "Ⅲ" as "III") are NFKC's
+        return str(int(v))
+    return nfkc
 
 
 def _scientific(m: re.Match[str]) -> str:
@@ -543,9 +548,12 @@ def quantity_rules() -> QuantityRules:
     cjk = [w for w in q["cohort_stems"] if w not in latin]
     words = {k.lower(): int(v) for k, v in data.get("numbers", {}).get("words", {}).items() if k != "single"}
     bounds = _alt(sc["bound_prefixes"])
+    units = [w for w in sc["structure"]["label_unit_nouns"] if w.endswith("s")]  # the units found: a plural
     return QuantityRules(
         threshold=int(sc["threshold"]),
-        cohort=re.compile(rf"(?<![^\W\d_])(?:{_alt(latin)})" + (rf"|{_alt(cjk)}" if cjk else ""), re.I),
+        cohort=re.compile(rf"(?<![^\W\d_])(?:{_alt(latin)})" + (rf"|{_alt(cjk)}" if cjk else "")
+                          + rf"|(?<![^\W_])(?:{_alt(units)})\s+(?:{_alt(q['result_words'])})(?![^\W_])"
+                          + rf"|(?<![^\W_])(?:{_alt(q['result_words'])})\s+(?:{_alt(units)})(?![^\W_])", re.I),
         negated=re.compile(r"(?:\bnot|\bnever|\bno|\bnone\s+of|\bnon-?)\s*(?:[a-z]+\s+){0,2}$", re.I),
         # the allowed statements: a bound ("fewer than 5", "under 5"), the threshold named as such ("the
         # threshold of 5", "the 5-unit threshold"), a total of another population ("of the 312 admissions")
@@ -572,13 +580,15 @@ def quantity_rules() -> QuantityRules:
 
 #: a sentence ends at a full stop not inside a number, nor an abbreviation's ("EW EMER. admissions": a lower-case word
 #: goes on), at ! ? ; a line break, and their CJK forms
-_SENTENCE = re.compile(r"\.(?!\d)(?![ \t]+[a-z])|[!?;\n。！？；]")
+SENTENCE = re.compile(r"\.(?!\d)(?![ \t]+[a-z])|[!?;\n。！？；]")
 _MORSE = re.compile(r"(?<![\w.\-])[.\-]{5}(?![\w.\-])")
 _MORSE_DIGITS = {".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5",
                  "-....": "6", "--...": "7", "---..": "8", "----.": "9", "-----": "0"}
 _GREEK = re.compile("([\u03b1-\u03b9\u0391-\u0399\u03db\u03da])[\u0374\u02b9\u2032'\u2019]")
 _GREEK_VALUES = dict(zip("αβγδεϛζηθι", range(1, 11))) | dict(zip("ΑΒΓΔΕϚΖΗΘΙ", range(1, 11)))
-_SYMBOLS = re.compile("[\u2580-\u27bf\u2b1b-\u2b1c\u2b50-\u2b55\U0001f300-\U0001faff](?:\\s?[\u2580-\u27bf\u2b1b-\u2b1c\u2b50-\u2b55\U0001f300-\U0001faff])+")
+#: pictographs and symbols (emoji, dingbats, geometric shapes): a run of them is a tally (``_small_cell.tallies``)
+SYMBOL_CLASS = "[\u2580-\u27bf\u2b1b-\u2b1c\u2b50-\u2b55\U0001f300-\U0001faff]"
+_SYMBOLS = re.compile(f"{SYMBOL_CLASS}(?:\\s?{SYMBOL_CLASS})+")
 _REPEATED = re.compile(r"(['\"`])([^\s\d'\"`])\2{0,3}\1")
 _LETTER_RANGE = re.compile(r"(?<![\w-])[A-Z]\s*(?:to|through|thru|until|-|–|—|\.\.)\s*[A-Z](?![\w-])")
 
@@ -642,7 +652,7 @@ def cohort_quantities(text: str, known: frozenset[float] | set[float] = frozense
         text = _MORSE.sub(lambda m: _MORSE_DIGITS.get(m.group(), m.group()), text)
     found: list[str] = []
     start = 0
-    ends = [m.start() for m in _SENTENCE.finditer(text)] + [len(text)]
+    ends = [m.start() for m in SENTENCE.finditer(text)] + [len(text)]
     previous = False  # the sentence before referred to the cohort
     for end in ends:
         sentence, start = text[start:end], end + 1
@@ -694,6 +704,29 @@ def _allowed(m: re.Match[str], t: int) -> bool:
     return m.group("t") is None or len(m.group("t")) > 6 or int(m.group("t")) >= t
 
 
+#: closed-class English words (articles, prepositions, auxiliaries, conjunctions, negation): the noun phrase after
+#: a number ends before the first of them ("four below the threshold" counts no threshold)
+CLOSED_CLASS = frozenset("""a an the this that these those of to in on at by for from with without below above under
+over than short shy off is are was were be been being has have had do does did not no nor and or but so as if then
+which who whom whose it its they them their there here""".split())
+
+
+def counts_other(words: list[str]) -> bool:
+    """Whether the words after a number (lower case; the first three are read) name what it counts as another thing
+    than the units: within the noun phrase (up to the first closed-class word), a word of ``names_other_thing``
+    before any unit noun ("1 requirement fails", "3 exploratory queries", "3 SQL steps": fresh adversary adv14
+    found each refused when the number equalled the count). "3 admissions", "3 of them", "four below the
+    threshold" count units."""
+    units = rules().units
+    for word in words[:3]:
+        word = word.rstrip(".,;:!?)]\"'")
+        if not word[:1].isalpha() or word in CLOSED_CLASS or word in units:
+            return False  # a word that is no word ("-unit" where a bound was set aside) ends the phrase too
+        if names_other_thing(word):
+            return True
+    return False
+
+
 def _quantity_in(sentence: str, r: QuantityRules, known: frozenset[float] | set[float], given: str) -> str | None:
     """What quantity ``sentence`` (about the cohort) expresses beyond the allowed ones, or ``None``."""
     t = r.threshold
@@ -706,7 +739,9 @@ def _quantity_in(sentence: str, r: QuantityRules, known: frozenset[float] | set[
         v = float(m.group())
         if v in known and ((before and f"{before[-1]} {m.group()}" in given) or (after and f"{m.group()} {after[0]}".rstrip(".,:;)") in given)):
             continue  # a phrase the question holds ("at least 1 Chloride", "within 2 days")
-        if v.is_integer() and 1 <= v < t:
+        if v.is_integer() and 1 <= v < t and not counts_other(after):
+            # "Only one requirement fails: the cohort is too small" counts requirements (fresh adversary adv14:
+            # refused on every small-cell task); "3 admissions" and "3 of them" count units
             return f"the number {m.group()}"
         numbers.append(m.group())
     if numbers and r.operator.search(stripped):

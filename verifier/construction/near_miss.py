@@ -55,8 +55,8 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Callable, Iterable, Sequence
 
 import sqlglot
