@@ -36,6 +36,15 @@ under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
   (MCHC recorded in "%" answered in g/dL, the same number for this analyte, with "(recorded as % or g/dL;
   numerically equivalent)" beside it: no unit bridge, and the "or" stays a hedge).
 
+* ``demo_c40`` (2026-12-07, 48 episodes on the default test split, 24 pairs, 4 per scope x noise-type cell; the
+  reviewers split on three tasks' validity only, a third decided): terse JSON inside the reasoning tag; clinical
+  pharmacist prose with SI units; Python-first with numbered findings; a skeptical auditor's Findings/Checks/
+  Confidence. Held out: 45/48, 1 false accept ("Only 4 administrations fall within ICU stays, from fewer than five
+  patients": the small cell's record count in a sentence naming no item), 2 false rejects (the item absent from the
+  second ICU stay and its values said to belong to the first; a list marker "3." between the codes and "patients
+  with both"); ``tests/test_blind_forms_c40.py``. Now 48/48. Reviewers: Clean 24/24, Noise 22/24 (both failures
+  small-cell record counts), 48/48 tasks valid after the third review.
+
 The disagreements left are kept here by name, so that a fix shows and nothing new slips in. None is left in c34-c38:
 the last three (c34_A/Q11 "20.65 h" at a binary rounding tie, c34_D/Q06 a location with its category in
 parentheses, c35_J/Q01 "the two" for the two codes) are closed by rules written from them
@@ -65,6 +74,7 @@ CORPORA = {
     "demo_c37": (72, set(), set()),
     "demo_c38": (72, set(), set()),
     "demo_c39": (72, set(), {"c39_AD/Q01", "c39_AH/Q02"}),
+    "demo_c40": (48, set(), set()),
 }
 TARGET = 0.99
 

@@ -679,6 +679,10 @@ def _sentences(reasoning: str, cr: ConsistencyRules) -> list[tuple[bool, str, li
     return out
 
 
+#: a sentence that is only a numbered list's marker ("3", "(2)", "iv")
+_MARKER_ONLY = re.compile(r"\s*\(?(?:\d{1,2}|[ivx]{1,4})\)?\s*")
+
+
 def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "") -> dict[str, Any]:
     """Whether ``reasoning`` states a gap of the requirement's kind about its own item, and never
     that the requirement is met (ARCHITECTURE.md section 4 step 10, issue 30 point 4).
@@ -705,7 +709,10 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     contradictions: list[dict[str, str]] = []
     wrong: list[dict[str, str]] = []
     recent: list[bool] = []  # whether each sentence names the item (the last two are referred back to)
+    elsewhere = False  # a clause says the item's records are in another scope ("both values belong to the first stay")
     for asks, whole, sentence, raw in _sentences(_protect(reasoning, r.items), cr):
+        if _MARKER_ONLY.fullmatch(whole):
+            continue  # a numbered list's marker ("3.") is no sentence: the item named before it is still near
         previous_named = any(recent[-2:])
         # a question, or the task's own question restated, states nothing (it may name the item that a
         # following "Not recorded." is about)
@@ -761,6 +768,8 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
                         kinds.add("relation")  # "no Emergency Department Observation admission has an APR DRG"
             if kinds:
                 gaps.append({"clause": clause, "kinds": sorted(kinds), "about": about, "cites": _citations(raw)})
+            elif r.kind == "query" and not echoed and not hedged and named_item and relation.search(clause):
+                elsewhere = True
             if r.scoped and not hedged and not echoed and cr.five_unit.search(clause):
                 wrong.append({"clause": clause, "kind": "few"})
             if not hedged and not echoed:
@@ -776,6 +785,14 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     # contradictions are checked, as the key-term check passes it
     # kinds are exclusive and committed: "fewer than five" units on a task about one patient, admission or
     # stay states a gap the task cannot have, and fails even beside the right kind
+    if elsewhere:
+        # the item absent from the question's scope and its records said to lie in another (the requirement's own
+        # statement: "not charted during the second ICU stay; charted only in another stay") is the relation
+        # failing (blind corpus c40: "No Differential-Basos is charted in the patient's second ICU stay ... Both
+        # values belong to the first stay")
+        for g in gaps:
+            if g["about"] and "absent_record" in g["kinds"]:
+                g["kinds"] = sorted({*g["kinds"], "relation"})
     states = not wrong and (not requirement.key_terms or any(g["about"] and set(g["kinds"]) & set(accepted) for g in gaps))
     # the steps cited by the sentences that state the gap (the citation that identifies the evidence when the
     # whole response cites more steps than [citation] max_cited_steps, verifier.abstention._citation): any

@@ -29,6 +29,7 @@ from sqlglot import exp
 
 from ..match.extract import extract_numbers
 from ..sql import run_query, thread_connection
+from ._structure import quantity_rules
 
 _TIME_LIMIT_S = 5.0
 
@@ -80,10 +81,14 @@ _RECORD_NOUNS = (r"(?:values?|results?|rows?|records?|entr(?:y|ies)|events?|pres
 
 
 def stated_record_count(text: str, n: int | None, names: list[str] | tuple[str, ...]) -> list[str]:
-    """Sentences of ``text`` that name one of the task's ``names`` (its items: ``task.params`` strings) and
-    state ``n``, the count of the withheld statistic's records, as a whole number (module docstring)."""
+    """Sentences of ``text`` that name one of the task's ``names`` (its items: ``task.params`` strings), or speak of
+    the eligible cohort (an eligibility word or the five-unit bound: "Only 4 administrations fall within ICU stays,
+    from fewer than five patients", blind corpus c40, both reviewers failing it), and state ``n``, the count of the
+    withheld statistic's records, as a whole number (module docstring)."""
     if not n or not names:
         return []
+    q = quantity_rules()
+    cohort, bound = q.cohort, q.bound
     items = [re.compile(rf"(?i)(?<![\w]){re.escape(x)}(?![\w])") for x in names if len(x.strip()) >= 3]
     # the number counts records: a record noun within the next four words ("only 6 carry a ... value")
     number = re.compile(rf"(?<![\w.,:/-]){n}(?![\w]|[.,:/-]\d)(?=(?:\W+[\w-]+){{0,4}}?\W+{_RECORD_NOUNS}\b)", re.I)
@@ -92,7 +97,8 @@ def stated_record_count(text: str, n: int | None, names: list[str] | tuple[str, 
     for m in [*_SENTENCE.finditer(text), None]:
         end = m.start() if m else len(text)
         sentence = text[start:end]
-        if number.search(sentence) and any(p.search(sentence) for p in items):
+        if number.search(sentence) and (any(p.search(sentence) for p in items) or cohort.search(sentence)
+                                        or bound.search(sentence)):
             found.append(" ".join(sentence.split())[:160] + " [the count of the withheld statistic's records]")
         if m is None:
             break
