@@ -29,6 +29,9 @@ def test_absent_from_the_scope_and_present_in_another_is_the_relation() -> None:
     # the absence alone is a missing record, not the relation (kinds stay exclusive, issue 30 point 4)
     alone = "No Differential-Basos (225639) is charted in the patient's second ICU stay [step 4]."
     assert not consistency(alone, BASOS, BASOS_Q)["states_gap"]
+    # nor does a presence elsewhere that names no other stay by its id turn the absence into the relation
+    vague = alone + " Both values belong to the first stay."
+    assert not consistency(vague, BASOS, BASOS_Q)["states_gap"]
 
 
 # ---------------------------------------------------------------- agent C: list markers (false reject)

@@ -679,6 +679,8 @@ def _sentences(reasoning: str, cr: ConsistencyRules) -> list[tuple[bool, str, li
     return out
 
 
+#: an identifier's digits (an admission, stay or patient id)
+_ID_NUMBER = re.compile(r"(?<![\d.])\d{5,}(?![\d.])")
 #: a sentence that is only a numbered list's marker ("3", "(2)", "iv")
 _MARKER_ONLY = re.compile(r"\s*\(?(?:\d{1,2}|[ivx]{1,4})\)?\s*")
 
@@ -709,7 +711,9 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     contradictions: list[dict[str, str]] = []
     wrong: list[dict[str, str]] = []
     recent: list[bool] = []  # whether each sentence names the item (the last two are referred back to)
-    elsewhere = False  # a clause says the item's records are in another scope ("both values belong to the first stay")
+    # a clause says the item's records are in another scope, named by an id the task does not name ("both values
+    # belong to the first stay 31552399"): a template's "they lie in another stay" names none
+    elsewhere = False
     for asks, whole, sentence, raw in _sentences(_protect(reasoning, r.items), cr):
         if _MARKER_ONLY.fullmatch(whole):
             continue  # a numbered list's marker ("3.") is no sentence: the item named before it is still near
@@ -768,8 +772,9 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
                         kinds.add("relation")  # "no Emergency Department Observation admission has an APR DRG"
             if kinds:
                 gaps.append({"clause": clause, "kinds": sorted(kinds), "about": about, "cites": _citations(raw)})
-            elif r.kind == "query" and not echoed and not hedged and named_item and relation.search(clause):
-                elsewhere = True
+            elif r.kind == "query" and not echoed and not hedged and named_item and relation.search(clause) \
+                    and any(len(x) >= 5 and x not in r.numbers for x in _ID_NUMBER.findall(clause)):
+                elsewhere = True  # the other scope named by its id ("belong to the first stay 31552399")
             if r.scoped and not hedged and not echoed and cr.five_unit.search(clause):
                 wrong.append({"clause": clause, "kind": "few"})
             if not hedged and not echoed:
