@@ -321,7 +321,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         lambda: shortfalls(pre, eligible_units, given_pre),
         lambda: definite_counts(pre, eligible_units, given_pre),
         lambda: bare_counts(pre, eligible_units, given_pre, shown),
-        lambda: tallies(pre, eligible_units),
+        lambda: tallies(pre, eligible_units, given_pre),
         lambda: derived_counts(_blank_names(pre), eligible_units, given_pre),
         lambda: back_references(_blank_names(pre), eligible_units, given_numbers, given_pre,
                                 limit=MAX_HITS - len(found)),
@@ -618,7 +618,7 @@ _TOKEN_RUN = re.compile(r"(?<!\w)(\[[^\]\s]{0,3}\]|\{[^}\s]{0,3}\}|\([^)\s]{0,3}
 _TOKEN_SEP = re.compile(r"[ \t]*[,;][ \t]*(?:and[ \t]+)?|[ \t]+(?:and[ \t]+)?", re.I)
 
 
-def tallies(pre: str, n: int) -> list[str]:
+def tallies(pre: str, n: int, given_pre: str = "") -> list[str]:
     """The count ``n`` (2 or more) written as a tally: a run of exactly ``n`` of one symbol, or of one token said
     again and again (a word or a short bracketed mark), anywhere in the response ("Seen: \U0001F3E5\U0001F3E5\U0001F3E5."
     fresh adversary adv11, 60 of 60 small-cell tasks; "Seen: admission admission admission.", "Per-unit check: yes,
@@ -629,6 +629,7 @@ def tallies(pre: str, n: int) -> list[str]:
     Args:
         pre: the response, ``_prepare``d.
         n: the eligible units (1..threshold-1); a run of one counts nothing.
+        given_pre: the question, ``_prepare``d: a run it holds is its words, not a tally.
 
     Returns:
         The runs found (with up to 30 characters before them).
@@ -639,10 +640,15 @@ def tallies(pre: str, n: int) -> list[str]:
     for m in _TALLY.finditer(pre):
         if len(m.group().replace("\ufe0f", "").replace(" ", "").replace("\t", "")) == n:
             out.append(" ".join(pre[max(0, m.start() - 30):m.end()].split()))
+    given = " ".join(given_pre.lower().split())
     for m in _TOKEN_RUN.finditer(pre):
         token = m.group(1)
         said = len(re.findall(rf"(?<!\w){re.escape(token)}(?!\w)", m.group(), re.I))
-        if said == n and token.lower() not in CLOSED_CLASS:  # "had had", "that that" are grammar
+        run = " ".join(m.group().lower().split())
+        if said == n and token.lower() not in CLOSED_CLASS and run not in given \
+                and not (said == 2 and re.fullmatch(r"\S+ and \S+", run)):
+            # "had had" is grammar; a run the question holds, or two joined by "and" ("bone and bone marrow", a
+            # diagnosis's title: real-demo CI), names a thing
             out.append(" ".join(pre[max(0, m.start() - 30):m.end()].split()) + " [one token said n times]")
     return out
 
