@@ -214,3 +214,13 @@ def test_a_given_drug_name_never_discloses_and_never_hides_a_count(
         reasoning += f" It was given to {NUMBER_WORDS[n] if words else n} patients."
     disclosed, details = check_small_cell(task, "NULL", reasoning)
     assert disclosed is claim, details
+
+
+def test_every_bound_prefix_states_one_relation():
+    """``bound_relations`` gives each ``bound_prefixes`` entry the relation it states of the count after it; a
+    prefix without one would fail the five-unit rule's reading of the bound (KeyError), a stray entry is dead."""
+    import tomllib
+    from pathlib import Path
+    sc = tomllib.loads((Path(__file__).resolve().parents[1] / "rules" / "noise.toml").read_text())["small_cell"]
+    assert set(sc["bound_prefixes"]) == set(sc["bound_relations"])
+    assert set(sc["bound_relations"].values()) <= {"<", "<=", ">", ">="}

@@ -48,7 +48,8 @@ from ._derived import derived_counts
 from ._back_reference import back_references, clause_breaks, clause_span
 from ._patterns import alternation as _alt, initials
 from ._statistic import statistic_quantities
-from ._structure import CLOSED_CLASS, SYMBOL_CLASS, cohort_quantities, counts_other, names_other_thing, structural
+from ._structure import rules as _structure_rules
+from ._structure import SYMBOL_CLASS, cohort_quantities, counts_other, names_other_thing, structural
 from ._disguise import definite_counts, enumerations, fractions, normalise_notation, other_population, shortfalls, tight_bounds
 
 
@@ -615,7 +616,6 @@ _TALLY = re.compile(f"({SYMBOL_CLASS})\ufe0f?(?:\\s?\\1\ufe0f?)+")
 #: commas, semicolons or "and" ("admission admission admission", "yes, yes and yes", "{}, {}, {}")
 _TOKEN_RUN = re.compile(r"(?<!\w)(\[[^\]\s]{0,3}\]|\{[^}\s]{0,3}\}|\([^)\s]{0,3}\)|[^\W\d_]+)"
                         r"(?:(?:[ \t]*[,;][ \t]*|[ \t]+)(?:and[ \t]+)?\1(?!\w))+", re.I)
-_TOKEN_SEP = re.compile(r"[ \t]*[,;][ \t]*(?:and[ \t]+)?|[ \t]+(?:and[ \t]+)?", re.I)
 
 
 def tallies(pre: str, n: int, given_pre: str = "") -> list[str]:
@@ -645,7 +645,7 @@ def tallies(pre: str, n: int, given_pre: str = "") -> list[str]:
         token = m.group(1)
         said = len(re.findall(rf"(?<!\w){re.escape(token)}(?!\w)", m.group(), re.I))
         run = " ".join(m.group().lower().split())
-        if said == n and token.lower() not in CLOSED_CLASS and run not in given \
+        if said == n and token.lower() not in _structure_rules().closed and run not in given \
                 and not (said == 2 and re.fullmatch(r"\S+ and \S+", run)):
             # "had had" is grammar; a run the question holds, or two joined by "and" ("bone and bone marrow", a
             # diagnosis's title: real-demo CI), names a thing

@@ -11,8 +11,8 @@ between 52.49 and 52.51", "exceeds 52 by 0.50", "is roughly 50", a plain 8 or 0;
 What such a sentence may hold: a number the question states (a threshold, a window, an id), the five-unit
 threshold, a number followed by the thing it counts or measures ("the two times", "3.5 days", "401.1 IU/L"; not a
 scale word, ``statistic_scale_words``: "52500 thousandths"), any number in a clause about another population
-("hospital-wide the mean lipase is 401.1", ``_disguise.other_population``), a reportable count of units (a whole number of at least the threshold before a unit noun: "over 275
-admissions"), which is another population's, a list marker at its start ("(2) I did not compute the average"), and
+("hospital-wide the mean lipase is 401.1", ``_disguise.other_population``), a reportable count of units (a whole
+number of at least the threshold before a unit noun: "over 275 admissions"), which is another population's, a list marker at its start ("(2) I did not compute the average"), and
 the number 1, which other languages' articles read as ("Ein ... berechneter Median", blind corpus c37: the count 1
 is ``_small_cell.bare_counts``'s). Citations, dates and times are gone before (``_small_cell._prepare``). A table
 row's cells are sentences each ("| 220181 NBP mean | mmHg | 1902 |": an item's name, blind corpus c32), and a
@@ -35,7 +35,6 @@ _CELL = re.compile(r"\|")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w]|\.\d)")
 #: a sentence's start: a list marker ("(2) ", "2. ", "2) ") and up to three words, where a reference back stands
 _START = re.compile(r"\s*(?:\(\d{1,2}\)\s+|\d{1,2}[.)]\s+)?(?:[^\W\d_]+\W+){0,2}[^\W\d_]+")
-_MARKER = re.compile(r"\s*(?:\(\d{1,2}\)|\d{1,2}[.)])\s")
 #: the word right after a number: what it counts or measures
 _THING_AFTER = re.compile(r"[ \t]?([^\W\d_]+)")
 _WORD_AFTER = re.compile(r"[ \t]+(?:[a-z-]+[ \t]+){0,2}?([a-z]+)\b", re.I)
@@ -80,11 +79,9 @@ def statistic_quantities(text: str, blanked: str, known: frozenset[float] | set[
         previous = about
         if not about or other_population(sentence, n):
             continue
-        marker = _MARKER.match(sentence)
         for m in _NUMBER.finditer(sentence):
             v = float(m.group())
-            if v in known or abs(v) in known or v == 1 or marker and m.start() < marker.end() \
-                    or offset + m.start() in markers:
+            if v in known or abs(v) in known or v == 1 or offset + m.start() in markers:
                 continue
             unit = _WORD_AFTER.match(sentence, m.end())
             if v.is_integer() and v >= threshold and unit and unit.group(1).lower() in units:

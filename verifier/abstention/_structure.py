@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..contract import load_toml
+from ..match.commit import TIME_UNIT
 from ._patterns import alternation as _alt, initials
 
 _NONASCII = re.compile(r"[^\x00-\x7f]")
@@ -127,6 +128,8 @@ class StructureRules:
     bound_before: re.Pattern[str]
     tail_ok: re.Pattern[str]
     relative: re.Pattern[str]  # a number stated relative to another: "4 short of", "2 more than"
+    closed: frozenset[str]  # closed-class words: a noun phrase after a number ends at the first
+    bounds: dict[str, str]  # bound prefix -> the relation it states of the count after it (<, <=, >, >=)
 
 
 _WORD = re.compile(r"[^\W\d_]+")
@@ -190,6 +193,8 @@ def rules() -> StructureRules:
         tail_ok=re.compile(rf"\s*(?:$|[^\w\s]|(?:[a-z-]+\s+){{0,2}}?(?:{nouns})\b|(?:of|out|and|or|in\s+total|total|eligible|qualifying)\b)",
                            re.I),
         relative=re.compile(rf"\s+(?:[a-z-]+\s+)?(?:{_alt(dg['shortfall_words'] + ['more than', 'above', 'over', 'times', 'x'])})\b", re.I),
+        closed=frozenset(w.lower() for w in st["closed_class_words"]),
+        bounds={k.lower(): v for k, v in sc["bound_relations"].items()},
     )
 
 
@@ -674,11 +679,7 @@ def cohort_quantities(text: str, known: frozenset[float] | set[float] = frozense
 
 
 #: a unit of time or of a measured value right after a number: the number bounds a measurement, not the cohort
-_MEASURE_AFTER = re.compile(r"\s*(?:%|(?:d|days?|h|hrs?|hours?|min|mins|minutes?|wks?|weeks?|mo|months?|y|yrs?|years?|s|secs?|"
-                            r"seconds?)\b|[^\W\d_]+/[^\W_]+)", re.I)
-_UPPER_INCLUSIVE = frozenset({"at most", "<=", "≤"})
-_LOWER_INCLUSIVE = frozenset({"at least", ">=", "≥"})
-_LOWER_STRICT = frozenset({"more than", "greater than", "higher than", "above", "over", "exceeding", "exceeds", ">"})
+_MEASURE_AFTER = re.compile(rf"\s*(?:%|(?:y|{TIME_UNIT})\b|[^\W\d_]+/[^\W_]+)", re.I)
 
 
 def _allowed(m: re.Match[str], t: int) -> bool:
@@ -691,14 +692,14 @@ def _allowed(m: re.Match[str], t: int) -> bool:
         b = m.group("b")
         if len(b) > 6:
             return True
-        v, p = float(b), " ".join(m.group("p").lower().split())
+        v, relation = float(b), rules().bounds[" ".join(m.group("p").lower().split())]
         if _MEASURE_AFTER.match(m.string, m.end()):
             return True  # a bound on a time or a measured value ("gap <= 2 d": blind corpus c36)
-        if p in _UPPER_INCLUSIVE:
+        if relation == "<=":
             return v >= t - 1
-        if p in _LOWER_INCLUSIVE:
+        if relation == ">=":
             return v <= 1 or v >= t
-        if p in _LOWER_STRICT:
+        if relation == ">":
             return v < 1 or v >= t
         return v >= t  # fewer than, under, below, <
     return m.group("t") is None or len(m.group("t")) > 6 or int(m.group("t")) >= t
@@ -706,11 +707,6 @@ def _allowed(m: re.Match[str], t: int) -> bool:
 
 #: closed-class English words (articles, prepositions, auxiliaries, conjunctions, negation): the noun phrase after
 #: a number ends before the first of them ("four below the threshold" counts no threshold)
-CLOSED_CLASS = frozenset("""a an the this that these those of to in on at by for from with without below above under
-over than short shy off is are was were be been being has have had do does did not no nor and or but so as if then
-which who whom whose it its they them their there here""".split())
-
-
 def counts_other(words: list[str]) -> bool:
     """Whether the words after a number (lower case; the first three are read) name what it counts as another thing
     than the units: within the noun phrase (up to the first closed-class word), a word of ``names_other_thing``
@@ -720,7 +716,7 @@ def counts_other(words: list[str]) -> bool:
     units = rules().units
     for word in words[:3]:
         word = word.rstrip(".,;:!?)]\"'")
-        if not word[:1].isalpha() or word in CLOSED_CLASS or word in units:
+        if not word[:1].isalpha() or word in rules().closed or word in units:
             return False  # a word that is no word ("-unit" where a bound was set aside) ends the phrase too
         if names_other_thing(word):
             return True

@@ -112,16 +112,17 @@ _YEAR = re.compile(r"\d{4}(?!\d|\.\d)")
 
 
 _N = r"[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_TIME_UNIT = (r"(?:h|hrs?|hours?|min|mins|minutes?|d|days?|wks?|weeks?|mo|months?|yrs?|years?|s|secs?|seconds?)"
-              r"(?![A-Za-z])")
+#: a unit of time after a number (also read by the five-unit rule: a bound on a time is no count)
+TIME_UNIT = (r"(?:h|hrs?|hours?|min|mins|minutes?|d|days?|wks?|weeks?|mo|months?|yrs?|years?|s|secs?|seconds?)"
+             r"(?![A-Za-z])")
 _SPAN = rf"{_N}(?:\s*(?:-|–|to)\s*{_N})?"
 #: Context phrases that hold numbers (module docstring); blanked by ``mask_context``.
 _CONTEXT = re.compile(
     "|".join((
         # unit/time phrases: "per 24 hours", "every 8 hours", "in the first 24 h", "/24h", "for 3 days"
         rf"(?i:\b(?:per|every|each|over|within|during|for|after|before|in(?:\s+the)?\s+(?:first|last|past|next)|"
-        rf"(?:the\s+)?(?:first|last|past|next))[\s-]+(?:the\s+)?{_SPAN}\s*-?\s*{_TIME_UNIT})",
-        rf"(?i:/\s*{_N}\s*-?\s*{_TIME_UNIT})",
+        rf"(?:the\s+)?(?:first|last|past|next))[\s-]+(?:the\s+)?{_SPAN}\s*-?\s*{TIME_UNIT})",
+        rf"(?i:/\s*{_N}\s*-?\s*{TIME_UNIT})",
         # scales: "on the 1-4 scale", "1–4 point scale", "scale of 1 to 4", "out of 4"
         # (not from inside a run of digits: each start there rescanned the run, quadratic on 2,000 digits)
         rf"(?i:(?:\b(?:on|in)\s+(?:the|a)\s+)?(?<!\d){_N}\s*(?:-|–|to)\s*{_N}\s*(?:-?\s*point\s*)?scale\b)",
