@@ -208,10 +208,10 @@ def test_an_introductory_absence_is_a_clause_of_its_own() -> None:
     assert not consistency("The change from first to second cannot be computed [step 2].", req)["states_gap"]
 
 
-def test_only_the_spanish_german_french_and_portuguese_agents_of_every_committed_corpus_are_read_as_other_languages() -> None:
-    """Every final response of the committed corpora (synthetic and real demo, 752 episodes): English ones
-    stay English, whatever names and codes they hold; agent c36_N's twelve are Spanish, c37_T's German,
-    c38_X's French and c39_AD's Portuguese (not Spanish)."""
+def test_only_the_agents_writing_other_languages_in_every_committed_corpus_are_read_as_such() -> None:
+    """Every final response of the committed corpora (synthetic and real demo): English ones stay English,
+    whatever names, codes and CJK-free symbols they hold; agent c36_N's twelve are Spanish, c37_T's German,
+    c38_X's French, c39_AD's Portuguese (not Spanish) and c42_A's Chinese (Han script, read by characters)."""
     import json  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
@@ -222,7 +222,7 @@ def test_only_the_spanish_german_french_and_portuguese_agents_of_every_committed
             lang = detect(r["trajectory"]["final_response"])
             if lang is not None:
                 found.setdefault(r["agent"], set()).add(lang.code)
-    assert found == {"c36_N": {"es"}, "c37_T": {"de"}, "c38_X": {"fr"}, "c39_AD": {"pt"}}
+    assert found == {"c36_N": {"es"}, "c37_T": {"de"}, "c38_X": {"fr"}, "c39_AD": {"pt"}, "c42_A": {"zh"}}
 
 
 @pytest.mark.parametrize("code, text, hedge", [

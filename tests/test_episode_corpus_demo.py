@@ -45,6 +45,22 @@ under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
   with both"); ``tests/test_blind_forms_c40.py``. Now 48/48. Reviewers: Clean 24/24, Noise 22/24 (both failures
   small-cell record counts), 48/48 tasks valid after the third review.
 
+* ``demo_c41`` (2026-12-07, 48 episodes, 24 pairs, 4 per scope x noise-type cell, 44 on the default test split
+  (the population Record-level cell's unused test pairs ran out: three train pairs); the reviewers agreed on all
+  48, two tasks ambiguous to both): a reasoning model opening every response with a long ``<think>`` block; an
+  ICU registrar's British shorthand; a data engineer's YAML blocks; a Markdown analyst who corrects himself.
+  Held out: 46/48, 0 false accepts, 2 false rejects (the YAML block read line by line:
+  ``tests/test_blind_forms_c41.py``). Now 48/48. Reviewers: Clean 24/24, Noise 24/24.
+
+* ``demo_c42`` (2026-12-07, 48 episodes on the default test split, 24 pairs, 4 per scope x noise-type cell; the
+  reviewers agreed on all 48, every task valid): a Chinese-speaking clinician (reasoning in Simplified Chinese); a
+  quantitative analyst stating its confidence and citing steps inside the Answer; the tool's own table pasted as
+  the Answer; a defensive analyst's "Assumptions:" list and "Check 1: ... Check 2: ..." points. Held out: 35/48,
+  0 false accepts, 13 false rejects (``tests/test_blind_forms_c42.py``). Now 47/48. Reviewers: Clean 24/24,
+  Noise 24/24. Left, by name: c42_B/Q04 ("Fewer than five ICU stays qualify." after a sentence about the stays
+  kept, naming no item: reading the eligibility word as a reference back to the item was withdrawn when fresh
+  adversary adv16's template passed 37 of 60 population Noise tasks with it, 3 without).
+
 The disagreements left are kept here by name, so that a fix shows and nothing new slips in. None is left in c34-c38:
 the last three (c34_A/Q11 "20.65 h" at a binary rounding tie, c34_D/Q06 a location with its category in
 parentheses, c35_J/Q01 "the two" for the two codes) are closed by rules written from them
@@ -75,6 +91,8 @@ CORPORA = {
     "demo_c38": (72, set(), set()),
     "demo_c39": (72, set(), {"c39_AD/Q01", "c39_AH/Q02"}),
     "demo_c40": (48, set(), set()),
+    "demo_c41": (48, set(), set()),
+    "demo_c42": (48, set(), {"c42_B/Q04"}),
 }
 TARGET = 0.99
 

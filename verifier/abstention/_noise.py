@@ -90,6 +90,7 @@ from ..contract import (
     Trajectory,
     VerifyConfig,
 )
+from ..match.language import detect, to_english
 from ..sql import base_spec
 from ._budget import EvidenceBudget, select
 from ._citation import check_citation
@@ -269,6 +270,9 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
     # leading reasoning block was set aside before (verifier.verify._visible)
     shown = trajectory.final_response if isinstance(trajectory.final_response, str) else ""
     disclosure_text = _TAG_CLOSE.sub(". ", _TAG_OPEN.sub(_tag_label, shown)) if shown.strip() else reasoning
+    lang = detect(disclosure_text)
+    if lang is not None and lang.script is not None:  # a script written without spaces (Chinese) is read in the
+        disclosure_text = to_english(disclosure_text, lang)  # rules' words, as its Reasoning is (blind corpus c42)
     abstained = bool(getattr(parsed, "abstained", False))
     details: dict[str, Any] = {"noise": {"abstained": abstained}}
     reasons: list[ReasonCode] = []

@@ -61,7 +61,7 @@ def statistic_quantities(text: str, blanked: str, known: frozenset[float] | set[
         blanked: ``text`` with bounded phrases, identifiers and codes blanked to the same length: its numbers.
         known: the numbers the question states, and the threshold.
         n: the eligible units (a clause about another population, ``_disguise.other_population``, is skipped).
-        markers: where the numbers of numbered-list markers start (``_small_cell._list_markers``).
+        markers: where the numbers of numbered-list markers start (``_structure.list_markers``).
 
     Returns:
         The disclosing snippets (``sentence [a number in a sentence about the withheld statistic]``).

@@ -755,3 +755,31 @@ def _quantity_in(sentence: str, r: QuantityRules, known: frozenset[float] | set[
         if m and (pattern is not _REPEATED or len(m.group()) > 3 or m.group(2) in "xX*|#•+"):
             return f"{what} {m.group()!r}"
     return None
+
+
+#: A numbered list's marker: at the start of the text, a line or a sentence, "k." or "k)" and a space; or
+#: "(k)" inline after a space or a colon ("Caveats: (1) ... (2) ...", blind corpus c37).
+#: A labelled marker, "Check 2:" / "Finding 3." at the start of a line or a sentence (blind corpus c42: "Check 1:
+#: Code ... Check 2: Counting ...") numbers the points too, unless its word names units ("Admission 2:").
+_MARKER = re.compile(r"(?:(?:^|(?<=\n)|(?<=[.:;!?]\s))\s*(?:(?P<word>[A-Z][a-z]{2,14})[ \t])?(\d{1,2})[.):]"
+                     r"|(?<=[\s:])\((\d{1,2})\))\s+(?=\S)")
+
+
+def list_markers(text: str) -> set[int]:
+    """Starts of the markers of numbered lists in ``text`` ("1. ... 2. ...", "(1) ... (2) ..."): a run of markers
+    1, 2, ..., k in order, each item holding at least three words. A list of reasoning points counts
+    its points, not units (a list whose items are units is read by ``enumerations``). Read by the five-unit
+    rule's passes (``_small_cell``, ``_statistic``) and by ``_suppressed.stated_record_count``."""
+    units = rules().units
+    found = [(m.start(2) if m.group(2) else m.start(3), int(m.group(2) or m.group(3)), m.end(), m.start())
+             for m in _MARKER.finditer(text) if not (m["word"] and m["word"].lower() in units)]
+    out: set[int] = set()
+    run: list[tuple[int, int, int, int]] = []
+    for i, f in enumerate(found):
+        run = run + [f] if run and f[1] == run[-1][1] + 1 else ([f] if f[1] == 1 else [])
+        nxt = found[i + 1][3] if i + 1 < len(found) else len(text)  # the item ends where the next marker starts
+        if run and len(text[f[2]:nxt].split()) < 3:
+            run = []
+        if len(run) >= 2:
+            out |= {x[0] for x in run}
+    return out

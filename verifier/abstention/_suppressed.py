@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from ..match.extract import extract_numbers
 from ..sql import run_query, thread_connection
-from ._structure import quantity_rules
+from ._structure import list_markers, quantity_rules
 
 _TIME_LIMIT_S = 5.0
 
@@ -93,6 +93,9 @@ def stated_record_count(text: str, n: int | None, names: list[str] | tuple[str, 
     # the number counts records: a record noun within the next four words ("only 6 carry a ... value")
     number = re.compile(rf"(?<![\w.,:/-]){n}(?![\w]|[.,:/-]\d)(?=(?:\W+[\w-]+){{0,4}}?\W+{_RECORD_NOUNS}\b)", re.I)
     text = _CITATION.sub(" ", text)
+    for at in list_markers(text):  # a numbered point's marker ("Check 2: Most 'D5W' prescriptions", c42) counts no records
+        digits = re.match(r"\d+", text[at:]).group()
+        text = text[:at] + " " * len(digits) + text[at + len(digits):]
     found, start = [], 0
     for m in [*_SENTENCE.finditer(text), None]:
         end = m.start() if m else len(text)

@@ -19,6 +19,7 @@ from ..contract import (
 )
 from .commit import ambiguous
 from .datetimes import match_datetime
+from .confidence import without_confidence
 from .lead import committed_part, json_literal
 from .lists import match_list
 from .numbers import match_count, match_number, match_quantity
@@ -68,10 +69,12 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
         structure (``{"a": {"b": 1}}``) for a scalar reference is an
         ambiguous answer (``WRONG_VALUE``). A scalar written as a value with details (a JSON
         object's answer key, a lead line followed by ``field: value`` lines) is judged on the
-        value's own part (``verifier.match.lead``). Text struck out in Markdown (``~~7~~ 9``) is
+        value's own part (``verifier.match.lead``). The writer's confidence ("(confidence: 95%)") is no part
+        of the Answer (``verifier.match.confidence``). Text struck out in Markdown (``~~7~~ 9``) is
         withdrawn by its writer and is not read; a self-correction ("12.1 -> 12.4", "X, corrected:
         Y") commits to its last value (``verifier.match.aside.after_correction``).
     """
+    answer_text = without_confidence(answer_text).strip()  # the writer's confidence is about the answer, not in it
     if "~~" in answer_text:  # what is struck out is withdrawn: never a candidate, never a hedge
         answer_text = _STRUCK.sub(lambda m: " " * len(m.group()), answer_text).strip()
     if answer_json is None and type(reference) not in (ListAnswer, RecordsAnswer):

@@ -46,6 +46,7 @@ from itertools import islice
 from typing import Any, NamedTuple
 
 from ..units import is_unit_spelling
+from .lead import field_block
 
 #: A decimal comma ("1,7" = 1.7) only when unambiguous: one comma between digits, 1-2 decimals,
 #: no other separator around it ("1,700" stays 1700; "1,2,3" and "1,5.2" are not decimal commas).
@@ -479,6 +480,8 @@ def extract_records(text: str, json_value: Any = None) -> tuple[list[str], list[
             data = json.loads(stripped)
         except ValueError:
             data = None
+    if data is None:
+        data = field_block(stripped)  # every line a ``field: value`` line: one record (blind corpus c41)
     if isinstance(data, dict):
         if "columns" in data and "rows" in data:
             return [str(c) for c in data["columns"]], [list(r) for r in data["rows"]]

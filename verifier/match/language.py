@@ -37,6 +37,8 @@ class Language:
     replacement: dict[str, str]
     elision: re.Pattern[str] | None = None
     accented: tuple[tuple[re.Pattern[str], str], ...] = ()
+    script: str | None = None  # a script written without spaces (Han): read by characters, phrases anywhere
+    punctuation: tuple[tuple[str, str], ...] = ()
 
 
 def fold(text: str, case: bool = True) -> str:
@@ -52,14 +54,26 @@ def languages() -> tuple[Language, ...]:
     for code, t in load_toml("languages.toml").items():
         if code in ("en", "counts"):  # the rules' own language (its markers only); the count words of any language
             continue
-        pairs = sorted(((fold(a), b) for a, b in t.get("words", [])), key=lambda p: -len(p[0]))
+        script = t.get("script")
+        pairs = sorted(((a if script else fold(a), b) for a, b in t.get("words", [])), key=lambda p: -len(p[0]))
         alt = "|".join(re.escape(a).replace(r"\ ", r"\s+") for a, _ in pairs)
+        # a script without spaces has no word boundaries: its phrases are read wherever they stand
+        pattern = re.compile(f"(?:{alt})") if script else re.compile(rf"(?<![\w/-])(?:{alt})(?![\w/-])", re.IGNORECASE)
         out.append(Language(code, frozenset(fold(w) for w in t.get("markers", [])), int(t.get("min_hits", 3)),
                             float(t.get("min_share", 0.06)), bool(t.get("decimal_comma", False)),
-                            re.compile(rf"(?<![\w/-])(?:{alt})(?![\w/-])", re.IGNORECASE), {a: b for a, b in pairs},
+                            pattern, {a: b for a, b in pairs},
                             re.compile(rf"(?i)\b({'|'.join(map(re.escape, t['elision']))})['’](?=\w)") if t.get("elision") else None,
-                            tuple((re.compile(rf"(?<![\w/-]){re.escape(a)}(?![\w/-])"), b) for a, b in t.get("accented", []))))
+                            tuple((re.compile(rf"(?<![\w/-]){re.escape(a)}(?![\w/-])"), b) for a, b in t.get("accented", [])),
+                            script, tuple((a, b) for a, b in t.get("punctuation", []))))
     return tuple(out)
+
+
+def in_script(ch: str, script: str) -> bool:
+    """Whether the character ``ch`` belongs to ``script`` ("Han": a CJK unified or compatibility ideograph, by its
+    Unicode name)."""
+    name = unicodedata.name(ch, "")
+    return name.startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH")) if script == "Han" else \
+        name.startswith(script.upper())
 
 
 def detect(text: str) -> Language | None:
@@ -74,12 +88,20 @@ def detect(text: str) -> Language | None:
         making at least ``min_share`` of its words, and more of them than of the English function
         words of ``[en]``; of several such tables, the one with the most markers in the text.
     """
+    for lang in languages():  # a script written without spaces: its share of the letters decides
+        if lang.script is not None:
+            own = sum(in_script(c, lang.script) for c in text if c.isalpha())
+            others = len([w for w in _WORD.findall(text) if not any(in_script(c, lang.script) for c in w)])
+            if own >= lang.min_hits and own >= lang.min_share * (own + others):  # a character is about a word
+                return lang
     words = _WORD.findall(fold(text).replace("'", " ").replace("’", " "))
     if not words:
         return None
     english = sum(w in _english() for w in words)
     best, most = None, english
     for lang in languages():  # the language whose markers stand most often (Spanish and French share "la", "de")
+        if lang.script is not None:
+            continue
         hits = [w for w in words if w in lang.markers]
         if len(set(hits)) >= lang.min_hits and len(hits) >= lang.min_share * len(words) and len(hits) > most:
             best, most = lang, len(hits)
@@ -98,6 +120,11 @@ _THOUSANDS_POINT = re.compile(r"(?<![\d,.])\d{1,3}(?:\.\d{3})+(?=,\d)")
 _POINT_GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:\.\d{3})+(?![\d]|[.,]\d)")
 
 
+_SPACES = re.compile(r"[ \t]{2,}")
+_OPEN_SPACE = re.compile(r"\([ \t]+")
+_TIGHT = re.compile(r"[ \t]+([),.;:!?])")
+
+
 def to_english(text: str, lang: Language) -> str:
     """``text`` (in ``lang``) rewritten into the rules' vocabulary: accent-folded, each word or phrase of
     the table replaced (in any case, never a word joined to a slash: "mmol/L" is a unit; other words
@@ -111,6 +138,12 @@ def to_english(text: str, lang: Language) -> str:
     Returns:
         The rewritten text. Identifiers, codes, units and numbers are unchanged.
     """
+    if lang.script is not None:  # read by characters: each phrase a word between spaces, the script's punctuation ours
+        s = text
+        for a, b in lang.punctuation:
+            s = s.replace(a, b)
+        s = lang.pattern.sub(lambda m: f" {lang.replacement[m.group()]} ", s)
+        return _TIGHT.sub(r"\1", _OPEN_SPACE.sub("(", _SPACES.sub(" ", s)))  # spaced as English is written
     s = text
     for pattern, word in lang.accented:  # before folding accents merges them with other words
         s = pattern.sub(word, s)
@@ -147,8 +180,11 @@ def alternatives() -> frozenset[str]:
 def _counts() -> tuple[re.Pattern[str], dict[str, str]]:
     pairs = sorted(((fold(a), b) for a, b in load_toml("languages.toml").get("counts", {}).get("words", [])),
                    key=lambda p: -len(p[0]))
-    alt = "|".join(re.escape(a).replace(r"\ ", r"\s+") for a, _ in pairs)
-    return re.compile(rf"(?<![\w/-])(?:{alt})(?![\w/-])", re.IGNORECASE), dict(pairs)
+    han = [a for a, _ in pairs if any(in_script(c, "Han") for c in a)]
+    alt = "|".join(re.escape(a).replace(r"\ ", r"\s+") for a, _ in pairs if a not in han)
+    # Han has no word boundaries: its count words are read wherever they stand ("Only 两 admissions")
+    return re.compile(rf"(?<![\w/-])(?:{alt})(?![\w/-])" + (f"|{'|'.join(map(re.escape, han))}" if han else ""),
+                      re.IGNORECASE), dict(pairs)
 
 
 def count_words(text: str) -> str:
@@ -157,4 +193,11 @@ def count_words(text: str) -> str:
     rule, which must read a count in any language wherever it stands, also one sentence inside English."""
     pattern, table = _counts()
     s = fold(text, case=False)
-    return pattern.sub(lambda m: table.get(" ".join(m.group().casefold().split()), m.group()), s)
+    return pattern.sub(lambda m: _spaced(m, table.get(" ".join(m.group().casefold().split()), m.group())), s)
+
+
+def _spaced(m: re.Match[str], word: str) -> str:
+    """``word`` in place of ``m``, with a space on a side where a letter or digit stands against it (a Han count
+    word between Han characters: "只有两个住院" -> "只有 two 个住院")."""
+    s, i, j = m.string, m.start(), m.end()
+    return (" " if i > 0 and s[i - 1].isalnum() else "") + word + (" " if j < len(s) and s[j].isalnum() else "")

@@ -45,6 +45,35 @@ _LABEL_LINE = re.compile(r"^\s*(?:[-*•]\s*)?\**(?P<label>[A-Za-z][\w ()/%,-]{0
 LABEL_LINE = _LABEL_LINE
 
 
+#: a YAML comment at the end of a field's value ("R   # resistant"): whitespace, ``#``, whitespace
+_YAML_COMMENT = re.compile(r"\s+#\s.*$")
+_QUOTED = re.compile(r"^(?P<q>[\"'`])(?P<v>.*)(?P=q)$")
+
+
+def field_block(text: str) -> dict[str, str] | None:
+    """The record an Answer spells when every line of it is a ``field: value`` line (a YAML block or a
+    list of fields, no lead phrase; blind corpus c41: "interpretation: R   # resistant" over the organism,
+    antibiotic and specimen lines), as ``{field: value}`` with a value's YAML quoting and trailing comment
+    removed; ``None`` unless there are two lines or more and every field is named once (a field named
+    twice offers two values: no record). A record is read as the JSON object it spells would be, so it
+    commits where that object would (``committed_part``) and a hedge gains nothing."""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if len(lines) < 2:
+        return None
+    out: dict[str, str] = {}
+    for line in lines:
+        m = _LABEL_LINE.match(line)
+        if m is None:
+            return None
+        label, value = m["label"].strip(), _YAML_COMMENT.sub("", m["value"]).strip()
+        quoted = _QUOTED.match(value)
+        value = quoted["v"] if quoted else value
+        if _norm(label) in {_norm(k) for k in out} or not value:
+            return None
+        out[label] = value
+    return out
+
+
 def json_literal(text: str, kind: type) -> Any | None:
     """``text`` decoded as a JSON object (``kind`` dict) or array (``kind`` list) when it is one whole, else
     ``None`` (at most 20,000 characters are decoded)."""
@@ -67,15 +96,27 @@ _TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-{0,}:?\s*\|?\s*$")
 
 
+#: the environment's own table: cells separated by `` | `` with no outer pipes, and a row count under it
+_TOOL_ROW = re.compile(r"^\s*([^|\n]+(?:\s\|\s[^|\n]+)+?)\s*$")
+_ROW_COUNT = re.compile(r"^\s*\(\d+ rows?\)\s*$")
+
+
 def _one_row_table(text: str) -> dict | None:
-    """``{header: cell}`` of a Markdown table with a header, a rule line and exactly one data row."""
+    """``{header: cell}`` of a table with a header and exactly one data row: a Markdown table (a rule line under
+    the header), or the tool output's own format pasted as the Answer ("location | n" over "Left Antecubital |
+    12", an optional "(1 row)" under it: blind corpus c42)."""
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    if len(lines) != 3 or not _TABLE_RULE.match(lines[1]):
-        return None
-    rows = [_TABLE_ROW.match(lines[i]) for i in (0, 2)]
-    if not all(rows):
-        return None
-    head, cells = ([c.strip().strip("*`").strip() for c in r.group(1).split("|")] for r in rows if r)
+    if len(lines) == 3 and _ROW_COUNT.match(lines[2]):
+        lines = lines[:2]
+    if len(lines) == 2 and all(_TOOL_ROW.match(ln) for ln in lines):
+        head, cells = ([c.strip() for c in ln.split(" | ")] for ln in lines)
+    else:
+        if len(lines) != 3 or not _TABLE_RULE.match(lines[1]):
+            return None
+        rows = [_TABLE_ROW.match(lines[i]) for i in (0, 2)]
+        if not all(rows):
+            return None
+        head, cells = ([c.strip().strip("*`").strip() for c in r.group(1).split("|")] for r in rows if r)
     if len(head) != len(cells) or not all(head) or len(set(map(_norm, head))) != len(head):
         return None
     return dict(zip(head, cells))
@@ -125,6 +166,36 @@ def _field_rows(details: list[str]) -> list[tuple[str, str]] | None:
     return [(m["label"], m["value"]) for m in labels if m] if all(labels) else None
 
 
+#: a section heading of notes under the lead ("Assumptions:", "**Notes:**"): words, then a colon ending the line
+_HEADING = re.compile(r"^\s*[#*_]*\s*(?P<label>[A-Za-z][\w ()/-]{0,38}?)\s*[*_]*:\s*[*_]*\s*$")
+#: an item of such a section: a bullet or a numbered item
+_ITEM = re.compile(r"^\s*(?:[-*•+]|\d{1,2}[.)])\s+\S")
+
+
+def _notes(details: list[str]) -> list[tuple[str, str]] | None:
+    """The ``(label, value)`` rows of detail lines, where a section of notes may stand among them: a heading ending
+    in a colon ("Assumptions:") and the bulleted items under it (blind corpus c42: "HOME HEALTH CARE" over
+    "Assumptions:" / "- Source: admissions.discharge_location" / "- Admission matched by admissionid"). The heading
+    and its items are rows of context (``(heading, item)``), so an alternative in either keeps the whole Answer
+    judged. ``None`` when a line is none of these."""
+    rows: list[tuple[str, str]] = []
+    heading: str | None = None
+    for line in details:
+        head = _HEADING.match(line)
+        if head is not None:
+            heading = head["label"]
+            rows.append((heading, ""))
+        elif heading is not None and _ITEM.match(line):
+            rows.append((heading, line.strip()))
+        else:
+            heading = None
+            row = _field_rows([line])
+            if row is None:
+                return None
+            rows += row
+    return rows
+
+
 def _from_lines(text: str, columns: tuple[str, ...]) -> str | None:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if len(lines) < 2:
@@ -132,11 +203,18 @@ def _from_lines(text: str, columns: tuple[str, ...]) -> str | None:
     lead, details = lines[0], lines[1:]
     fields = _field_rows(details)
     if fields is None:
-        return None
+        fields = _notes(details)
+        if fields is None:
+            return None
+        if any(_SENTENCE_ALTERNATIVE.search(v) or SELF_CORRECTION.search(" " + v) for _, v in fields):
+            return None  # a note offering another value ("- or 9 if the ED stay counts") is a second candidate
     if any(_offers_alternative(label) for label, _ in fields):
         return None  # 'alternatively: 14.9' is a second candidate, 'Final: 14.9' a correction, not a detail
     wanted = {_norm(c) for c in columns}
     named = [value for label, value in fields if _norm(label) in wanted]
+    head = _LABEL_LINE.match(lead)
+    if named and head is not None and _norm(head["label"]) in wanted:
+        return None  # the reference's field named twice ("interpretation: S" then "interpretation: R"): two values
     if len(named) == 1:
         return named[0].strip()
     if not re.search(r"\w", _LABEL_LINE.sub(r"\g<value>", lead)):
@@ -211,6 +289,10 @@ def committed_part(text: str, answer_json: Any = None, columns: tuple[str, ...] 
     if obj is not None:
         got = _from_json(obj, columns)
         return None if got is None else (got, None)
+    block = field_block(text)
+    got = None if block is None else _from_json(block, columns)
+    if got is not None:
+        return got, None  # a YAML block: its answer key or the reference's field commits; else its lead line
     if "\n" not in text.strip():
         got = _from_labelled_sentence(text)
         return None if got is None else (got, None)
