@@ -68,12 +68,20 @@ def languages() -> tuple[Language, ...]:
     return tuple(out)
 
 
+#: the code-point blocks of the CJK unified and compatibility ideographs (Unicode 15.1: URO, extensions A-I,
+#: compatibility ideographs and their supplement): the characters whose Unicode name starts "CJK UNIFIED
+#: IDEOGRAPH" or "CJK COMPATIBILITY IDEOGRAPH", read by range rather than by name on the hot path
+_HAN = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2A6DF), (0x2A700, 0x2EE5F),
+        (0x2F800, 0x2FA1F), (0x30000, 0x323AF))
+
+
 def in_script(ch: str, script: str) -> bool:
-    """Whether the character ``ch`` belongs to ``script`` ("Han": a CJK unified or compatibility ideograph, by its
-    Unicode name)."""
-    name = unicodedata.name(ch, "")
-    return name.startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH")) if script == "Han" else \
-        name.startswith(script.upper())
+    """Whether the character ``ch`` belongs to ``script`` ("Han": a CJK unified or compatibility ideograph, by
+    its code-point block; another script by the start of its Unicode name)."""
+    if script == "Han":
+        o = ord(ch)
+        return o >= 0x3400 and any(lo <= o <= hi for lo, hi in _HAN)
+    return unicodedata.name(ch, "").startswith(script.upper())
 
 
 def detect(text: str) -> Language | None:
@@ -89,7 +97,7 @@ def detect(text: str) -> Language | None:
         words of ``[en]``; of several such tables, the one with the most markers in the text.
     """
     for lang in languages():  # a script written without spaces: its share of the letters decides
-        if lang.script is not None:
+        if lang.script is not None and not text.isascii():  # ASCII holds no letter of another script
             own = sum(in_script(c, lang.script) for c in text if c.isalpha())
             others = len([w for w in _WORD.findall(text) if not any(in_script(c, lang.script) for c in w)])
             if own >= lang.min_hits and own >= lang.min_share * (own + others):  # a character is about a word

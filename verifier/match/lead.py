@@ -61,6 +61,7 @@ def field_block(text: str) -> dict[str, str] | None:
     if len(lines) < 2:
         return None
     out: dict[str, str] = {}
+    seen: set[str] = set()  # the fields named so far, normalised
     for line in lines:
         m = _LABEL_LINE.match(line)
         if m is None:
@@ -68,8 +69,9 @@ def field_block(text: str) -> dict[str, str] | None:
         label, value = m["label"].strip(), _YAML_COMMENT.sub("", m["value"]).strip()
         quoted = _QUOTED.match(value)
         value = quoted["v"] if quoted else value
-        if _norm(label) in {_norm(k) for k in out} or not value:
+        if _norm(label) in seen or not value:
             return None
+        seen.add(_norm(label))
         out[label] = value
     return out
 
