@@ -179,3 +179,12 @@ def test_distinct_procedures_twin_has_a_near_miss(synth_pairs, synth_db):
             assert 1 <= len(with_proc) <= 4, t.task_id
     finally:
         con.close()
+
+
+def test_second_admission_questions_ask_about_the_second_admission_only():
+    """Blind reviewers of corpus c41 judged "How many patients had a second hospitalization of admission type
+    X?" ambiguous: it also reads as "two admissions of type X" (10 instead of 5 on one task). Every phrasing
+    must say the second admission is of the type, as the reference computes."""
+    program = next(p for p in load_programs() if p.name == "patients_second_admission_of_type")
+    for q in program.questions:
+        assert "second" in q and "had a second" not in q, q  # "had a second X of type T": two of type T?
