@@ -102,6 +102,65 @@ def _sentence(text: str, pos: int) -> tuple[int, int]:
     return start, end.start() if end else len(text)
 
 
+#: a part said of the total's things (``complements(..., of_things=True)``): "Of these, 45 have ...", "45 of them lack
+#: ...", "45 results are text only"; and a number that is a bound or the threshold, which is no part ("fewer than 5
+#: patients are eligible", "the 5-unit rule")
+_PART_AFTER = re.compile(r"\s+(?:of\s+(?:them|these|those|the)\b|(?:[a-z-]+\s+){0,2}?(?:have|has|had|are|were|lack\w*|carr\w+|"
+                         r"hold\w*|show\w*|contain\w*)\b)", re.I)
+_PART_BEFORE = re.compile(r"\b(?:of|among)\s+(?:these|them|those|the\s+\d+(?:\s+[a-z-]+){0,3})\s*,?\s*$", re.I)
+_BOUNDED_BEFORE = re.compile(r"(?i)\b(?:than|under|below|above|over|least|most)\s+$")
+_THRESHOLD_AFTER = re.compile(r"(?i)\s*-?\s*unit\b")
+#: a total counts things: a word after it ("52 results"), not a year's end of a range ("2184-2188")
+_THINGS_AFTER = re.compile(r"\s+[a-z][a-z-]+", re.I)
+
+
+def complements(pre: str, n: int, given_pre: str = "", of_things: bool = False) -> list[str]:
+    """Sentences of ``pre`` where ``n`` follows as the complement of a total (module docstring): a part ``x``
+    (at least the threshold) stated under a negation or as the rest in its sentence, and a total ``T`` stated
+    anywhere in the text with ``T - x == n`` ("Of the 275 admissions, 273 have no such record" states 2).
+
+    Used for the eligible units (``derived_counts``) and for the withheld statistic's records (``_noise``:
+    "it has 52 results. Of these, 45 have no numeric value" states 7 numeric results, blind corpus c43, both
+    reviewers failing it): a reader told the total and the part is told their difference.
+
+    Args:
+        pre: the response, ``_small_cell._prepare``d with identifiers and codes blanked.
+        n: the count that must not be disclosed (positive).
+        given_pre: the question, prepared the same way: a phrase it holds states nothing.
+        of_things: the part must be said of the total's things ("Of these, 45 have ...", "45 of them ..."), be no
+            bound or threshold ("fewer than 5", "5-unit"), and the total must count things ("52 results"): for
+            the withheld statistic's records, where honest responses hold many unrelated numbers (a year range
+            "2184-2188" and "no variant spellings" in one sentence, blind corpus c41).
+
+    Returns:
+        The snippets (the part's sentence, at most 160 characters each).
+    """
+    threshold = rules().threshold
+    given = " ".join(given_pre.lower().split())
+    found: list[str] = []
+    wholes = list(_WHOLE.finditer(pre))
+    for m in wholes:
+        k = m.group(1)
+        if len(k) > 12 or int(k) < threshold:
+            continue
+        a, b = _sentence(pre, m.start())
+        window_end = next((c.start() for c in _CONTRAST.finditer(pre, m.end(), b)), b)
+        if not _NEGATION.search(pre, a, window_end):
+            continue
+        if of_things and (_BOUNDED_BEFORE.search(pre, max(0, m.start() - 12), m.start())
+                          or _THRESHOLD_AFTER.match(pre, m.end())
+                          or not (_PART_AFTER.match(pre, m.end()) or _PART_BEFORE.search(pre, a, m.start()))):
+            continue
+        part = int(k)
+        if any(len(t.group(1)) <= 12 and int(t.group(1)) - part == n and (not of_things or (
+                _THINGS_AFTER.match(pre, t.end()) and not _BOUNDED_BEFORE.search(pre, max(0, t.start() - 12), t.start())))
+               for t in wholes if t is not m):
+            s = " ".join(pre[a:b].split())
+            if s.lower() not in given and s[:160] not in found:
+                found.append(s[:160])
+    return found
+
+
 def derived_counts(pre: str, n: int, given_pre: str = "") -> list[str]:
     """The count ``n`` derived by one step from numbers ``pre`` states (module docstring).
 
@@ -133,14 +192,7 @@ def derived_counts(pre: str, n: int, given_pre: str = "") -> list[str]:
             if more and (r.units.match(pre, more.end()) or r.threshold_words.search(pre, a, b)):
                 say(a, b)
                 continue
-        # the complement of a total: a part under a negation, a larger total in the same text
-        if len(k) <= 12 and int(k) >= r.threshold:
-            window_end = next((c.start() for c in _CONTRAST.finditer(pre, m.end(), b)), b)
-            if not _NEGATION.search(pre, a, window_end):
-                continue
-            part = int(k)
-            if any(len(t.group(1)) <= 12 and int(t.group(1)) - part == n for t in wholes if t is not m):
-                say(a, b)
+    found += [x for x in complements(pre, n, given_pre) if x not in found]
     # the difference from the threshold or a share of it (fresh adversary adv7): "five exceeds the number
     # found by 3", "3 short of the threshold", "0.4 of the required five", "40% of the threshold"
     for m in _EXCEEDS_BY.finditer(pre):

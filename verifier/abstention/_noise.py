@@ -332,11 +332,12 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
                    "evaluated": len(evaluated), "not_evaluated": len(skipped)},
     }
 
-    disclosed, sc = check_small_cell(task, answer_text, disclosure_text, trajectory.steps)
+    small = task.scope == "population" and task.reference.eligible_units and task.reference.sql
+    withheld_records = record_count(str(db), task.reference.sql) if small else None  # the withheld statistic's
+    disclosed, sc = check_small_cell(task, answer_text, disclosure_text, trajectory.steps, records=withheld_records)
     if sc.get("applies"):  # the withheld aggregate itself, read by its value (_suppressed, adv7)
         stats = stated_statistics(disclosure_text, suppressed_values(str(db), task.reference.sql), task.question)
-        stats += stated_record_count(normalise_numbers(disclosure_text), record_count(str(db), task.reference.sql),
-                                     named_things(task.params))
+        stats += stated_record_count(normalise_numbers(disclosure_text), withheld_records, named_things(task.params))
         if stats:
             sc["disclosed"] = [*sc.get("disclosed", []), *stats]
             disclosed = True

@@ -465,6 +465,9 @@ class ConsistencyRules:
     existence: re.Pattern[str]
     enough: re.Pattern[str]
     other_scope: re.Pattern[str]
+    nothing: re.Pattern[str]  # the absence cues that say nothing is there (not "only", "another")
+    present_records: re.Pattern[str]  # the records said to be there ("out of 18", "those rows")
+    schema: re.Pattern[str]  # where a kind of fact is kept (a field, column or table): the schema, not the record
 
 
 @lru_cache(maxsize=1)
@@ -494,6 +497,9 @@ def consistency_rules() -> ConsistencyRules | None:
         existence=_alternation(asserts["existence"]),
         enough=_alternation(asserts["enough"]),
         other_scope=_alternation(asserts["other_scope"]),
+        nothing=_alternation(c.get("nothing", [])),
+        present_records=_alternation(c.get("present_records", [])),
+        schema=_alternation(asserts.get("schema", [])),
     )
 
 
@@ -752,6 +758,11 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
                     # the record is there; kinds are exclusive, issue 30 point 4)
                     if cr.gaps["absence"].search(cr.gaps["empty_field"].sub(" ", part)):
                         kinds.add("absent_record")
+                        if r.columns and _names_whole(r.columns, part) and cr.nothing.search(part) \
+                                and cr.present_records.search(part):
+                            # nothing of the required field, by its name, in records said to be there is the field
+                            # empty ("for those rows drg severity is recorded 0 times out of 18", blind corpus c43)
+                            kinds.add("emptiness")
                     if relation.search(part) and (cr.gaps["absence"].search(part) or cr.relation_limits.search(part)):
                         kinds.add("relation")
                         unquantified = cr.relation_quantifier.sub(" ", part)
@@ -830,7 +841,7 @@ def _assertion(clause: str, r: _Requirement, cr: ConsistencyRules, named_subject
     if r.kind == "five" and _unnegated(cr.enough, clause, cr):
         return "enough_units"
     if r.kind in ("record", "value", "value_population") and named_subject and not negated \
-            and cr.existence.search(clause) and not cr.other_scope.search(clause) \
+            and cr.existence.search(clause) and not cr.other_scope.search(clause) and not cr.schema.search(clause) \
             and not (r.kind == "value_population" and cr.gaps["few"].search(clause)) \
             and not any(n not in r.numbers for n in _LONG_NUMBER.findall(clause)):
         return "item_exists"
