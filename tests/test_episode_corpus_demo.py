@@ -67,7 +67,7 @@ under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
   reasoning); a Spanish-speaking attending; an ICU nurse informaticist's SBAR report; a chatty assistant
   answering in full sentences. Held out: 39/48, 1 false accept (the withheld median's 7 records told as "52 results ... Of these, 45 have no numeric
   value"), 8 false rejects (``tests/test_blind_forms_c43.py``, ``tests/test_blind_forms_c43_clean.py``).
-  Reviewers: Clean 24/24, Noise 22/24.
+  Reviewers: Clean 24/24, Noise 22/24. Now 48/48.
 
 The disagreements left are kept here by name, so that a fix shows and nothing new slips in. None is left in c34-c38:
 the last three (c34_A/Q11 "20.65 h" at a binary rounding tie, c34_D/Q06 a location with its category in
@@ -101,7 +101,7 @@ CORPORA = {
     "demo_c40": (48, set(), set()),
     "demo_c41": (48, set(), set()),
     "demo_c42": (48, set(), {"c42_B/Q04"}),
-    "demo_c43": (48, set(), {"c43_B/Q03", "c43_D/Q02", "c43_D/Q07"}),
+    "demo_c43": (48, set(), set()),
 }
 TARGET = 0.99
 

@@ -47,8 +47,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .contract import (CountAnswer, DatetimeAnswer, InputError, NumberAnswer, QuantityAnswer, ReasonCode, SourceDataError,
-                       Task, TextAnswer, Trajectory, Verdict, VerifyConfig)
+from .contract import (CountAnswer, DatetimeAnswer, InputError, NumberAnswer, QuantityAnswer, ReasonCode, RecordsAnswer,
+                       SourceDataError, Task, TextAnswer, Trajectory, Verdict, VerifyConfig)
 from .match.commit import ambiguous
 from .match.dispatch import match_answer
 from .match.lead import reference_columns
@@ -59,7 +59,8 @@ from .parse import ParsedResponse, is_null_answer, parse
 from .contract._scratchpad import set_aside, strip_comments
 
 _DEFAULT_CONFIG = VerifyConfig()
-#: Reference types whose value an emphasised span may be (a text value has its own sentence rule).
+#: Reference types whose value an emphasised span may be (a text value has its own sentence rule; a result
+#: set of one row too, its record then being the span: ``_emphasis_reads``).
 _EMPHASIS_TYPES = (CountAnswer, DatetimeAnswer, NumberAnswer, QuantityAnswer)
 _new_verdict = object.__new__
 _setattr = object.__setattr__
@@ -155,7 +156,7 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
         return _verify_several(task, traj, parsed, pd)
     ref = task.reference
     columns = reference_columns(ref.sql) if ref.sql else ()
-    if parsed.format in ("tags", "sections") and isinstance(ref.answer, _EMPHASIS_TYPES):
+    if parsed.format in ("tags", "sections") and _emphasis_reads(ref.answer):
         value = emphasised(parsed.answer_text, task.question)
         if value is not None:  # the Answer's one reading (verifier.match.emphasis rule 1)
             pd.update(committed=value[:200], committed_by="the Answer's one emphasised span is its value")
@@ -183,10 +184,19 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
                                                                   "committed_by": "values the Answer rejects with 'not' set aside"},
                                                        "match": got.details})
     if not res.ok and isinstance(ref.answer, TextAnswer):  # a detail the agent's own records show as another field
-        how = field_of_record(parsed.answer_text, ref.answer.value, traj.steps, ref.answer_policy.text_threshold)
+        how = field_of_record(parsed.answer_text, ref.answer.value, traj.steps, ref.answer_policy.text_threshold,
+                              task.question)
         if how is not None:
             return _verdict(task, traj, False, [], {"parse": pd, "match": {**res.details, "how": how}})
     return _verdict(task, traj, False, list(res.reasons), {"parse": pd, "match": res.details})
+
+
+def _emphasis_reads(answer: Any) -> bool:
+    """Whether the Answer's one emphasised span (``verifier.match.emphasis`` rule 1) is its reading for a
+    reference ``answer``: a number, count, quantity or datetime, or a result set of one row, whose one
+    record a sentence states in its span ("the APR DRG billed was **201 – CARDIAC ARRHYTHMIA ...**, with
+    severity of illness 4 ...", blind corpus c43); the rest of the sentence is then context."""
+    return isinstance(answer, _EMPHASIS_TYPES) or (isinstance(answer, RecordsAnswer) and len(answer.rows) == 1)
 
 
 def _verify_several(task: Task, traj: Trajectory, parsed: ParsedResponse, pd: dict[str, Any]) -> Verdict:

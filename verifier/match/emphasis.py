@@ -15,8 +15,14 @@ Two ways writers mark the value they commit to, both read from the Answer's own 
    holds a label (``Answer:``, ``Check:``), a NULL spelling beside a value span, or, beside a NULL span,
    a value of its own (``verifier.parse`` reads such values); beside a NULL span the sentence must state a
    gap (a negation, "fewer", "missing"...) and set nothing against it ("but", "plausible", "would"...). A negation outside the span describes
-   the data ("was not recorded, so the answer is **NULL**") or rejects another value (rule 2). Several
-   sentences or lines, two spans, a label in bold: the Answer is read as it is. Fresh adversary adv8
+   the data ("was not recorded, so the answer is **NULL**") or rejects another value (rule 2). Beside a
+   value span a "not" is read so only where it rejects a value ("**36** (not 35)") or is the predicate of
+   a clause with its own subject that offers no value ("(the lab noted it was not arterial blood)", blind
+   corpus c43: a determiner and a noun naming something other than the Answer, then its verb); a "not"
+   without one is said of the Answer itself ("(not sure)", "(not confirmed)", "the value is not final"),
+   so the Answer is read as it is, where "not" is a hedge. Several sentences or lines, two spans, a label
+   in bold, a self-correction after the span ("**X**, corrected: Y" commits to Y): the Answer is read as it is. Symbols and emoji after the sentence's end ("... blood). 🩸",
+   c43's chatty assistant) hold no word: no second sentence. Fresh adversary adv8
    found the first version, tried as an extra reading beside the ordinary one, paid "Final answer: V.
    Sensitivity analysis gives **NULL**." on both twins of 26 of 26 pairs: one reading closes that.
    On Noise an emphasised value anywhere in the Answer ("NULL" / "Check: **V**") commits to that value
@@ -44,7 +50,9 @@ value the Answer offers as an alternative keeps failing it.
 from __future__ import annotations
 
 import re
+import unicodedata
 
+from .aside import SELF_CORRECTION
 from .commit import ALTERNATIVE_WORDS
 from .language import alternatives
 
@@ -69,6 +77,17 @@ _GAP = re.compile(r"(?i)\b(?:not|no|none|never|nothing|cannot|can't|can ?not|few
 _CONTRAST = re.compile(r"(?i)\b(?:but|however|although|though|yet|whereas|despite|nevertheless|"
                        r"plausible|likely|possible|possibly|would|could|might|alternatively)\b")
 _NULL_WORD = re.compile(r"(?i)(?<![\w/-])(?:null|none|n/a)(?![\w/-])")
+#: "not" as commit.py reads it (a hedge wherever it stands in an Answer read as written).
+_NOT = re.compile(r"(?i)\bnot\b")
+#: Where a clause ends, outside a span (the span itself stands as ``\u2063``).
+_CLAUSE_EDGE = re.compile(r"[(),;:\u2063\u2014\u2013\n]")
+#: A clause's own subject before its "not": a determiner and words naming something other than the Answer
+#: (not ``value``, ``answer``, ``result``...: "the value is not final" is said of it), then at least one more
+#: word, its verb ("the lab noted it was", "the sample was"). A bare "not sure", "I'm not sure" have none.
+_OWN_SUBJECT = re.compile(r"(?i)^\W*(?:the|its|an?|another)\s+(?:[A-Za-z][\w'-]*\s+){2,8}$")
+_THE_ANSWER = re.compile(r"(?i)\b(?:answers?|values?|results?|figures?|numbers?|estimates?|counts?|totals?)\b")
+#: Symbols and emoji (Unicode "So", their modifiers, joiners and variation selectors) hold no word.
+_DECORATION = frozenset("\u200d\ufe0e\ufe0f\u20e3")
 _NULL_SPAN = re.compile(r"(?i)\s*(?:null|none|n/a)\s*[.]?\s*")
 
 
@@ -107,15 +126,41 @@ def emphasised(answer: str, question: str = "") -> str | None:
     plain = outside
     for phrase in sorted(_question_phrases(question), key=len, reverse=True):
         plain = plain.replace(phrase, " ")
-    if _SENTENCE_BREAK.search(plain.rstrip().rstrip(".!").rstrip()) or _LABEL.search(plain):
+    if _SENTENCE_BREAK.search(_undecorated(plain).rstrip(".!").rstrip()) or _LABEL.search(plain):
         return None  # several sentences or lines, or a label: read as it is
     if _ALTERNATIVE.search(outside) or _CONDITION.search(outside):
         return None
     if not is_null and _NULL_WORD.search(outside):
         return None  # a value beside a NULL spelling
+    if not is_null and not all(_not_beside_value(outside, n.start(), question) for n in _NOT.finditer(outside)):
+        return None  # "(not sure)": a negation said of the Answer itself
+    if SELF_CORRECTION.search(answer, m.end()):
+        return None  # "**X**, corrected: Y" commits to Y (verifier.match.aside.after_correction): read as written
     if is_null and (_offers_value(plain, question) or not _GAP.search(outside) or _CONTRAST.search(outside)):
         return None  # beside a NULL the sentence may only say why there is no answer
     return value
+
+
+def _undecorated(text: str) -> str:
+    """``text`` without the symbols and emoji that end it (and the spaces among them): they hold no word."""
+    end = len(text)
+    while end and (text[end - 1].isspace() or text[end - 1] in _DECORATION
+                   or unicodedata.category(text[end - 1]) in ("So", "Sk") and text[end - 1] > "\x7f"):
+        end -= 1
+    return text[:end]
+
+
+def _not_beside_value(outside: str, at: int, question: str) -> bool:
+    """Whether the "not" at ``at`` in ``outside`` (the Answer around its value span) is said of something
+    other than the value: it rejects a value (rule 2), or it is the predicate of a clause with its own
+    subject (``_OWN_SUBJECT``) that offers no value ("the lab noted it was not arterial blood")."""
+    if _NOT_VALUE.match(outside, at):
+        return True
+    start = max((m.end() for m in _CLAUSE_EDGE.finditer(outside, 0, at)), default=0)
+    end = m.start() if (m := _CLAUSE_EDGE.search(outside, at)) else len(outside)
+    subject = outside[start:at]
+    return bool(_OWN_SUBJECT.match(subject)) and _THE_ANSWER.search(subject) is None \
+        and not _offers_value(outside[start:end], question)
 
 
 def _question_phrases(question: str) -> list[str]:
