@@ -69,6 +69,14 @@ under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
   value"), 8 false rejects (``tests/test_blind_forms_c43.py``, ``tests/test_blind_forms_c43_clean.py``).
   Reviewers: Clean 24/24, Noise 22/24. Now 48/48.
 
+* ``demo_c44`` (2026-12-07, 48 episodes on the default test split, 24 pairs, 4 per scope x noise-type cell, hard
+  pairs first; the reviewers agreed on every outcome and judged all 48 tasks valid): a biostatistician ("n = 5
+  distinct patients (17 culture result rows, ...)"); a German-speaking internist (decimal commas); a
+  clinical-informatics engineer answering with HL7 FHIR resources; an ED physician paging in shorthand. Held out:
+  42/48, no false accept, 6 false rejects (three FHIR ``value[x]`` answers, "n = 5" opening a count, two small-cell
+  abstentions read as a total less a part from day gaps and the threshold's name; ``tests/test_blind_forms_c44.py``).
+  Reviewers: Clean 24/24, Noise 23/24. Now 48/48.
+
 The disagreements left are kept here by name, so that a fix shows and nothing new slips in. None is left in c34-c38:
 the last three (c34_A/Q11 "20.65 h" at a binary rounding tie, c34_D/Q06 a location with its category in
 parentheses, c35_J/Q01 "the two" for the two codes) are closed by rules written from them
@@ -102,6 +110,7 @@ CORPORA = {
     "demo_c41": (48, set(), set()),
     "demo_c42": (48, set(), {"c42_B/Q04"}),
     "demo_c43": (48, set(), set()),
+    "demo_c44": (48, set(), set()),
 }
 TARGET = 0.99
 

@@ -52,6 +52,7 @@ from .contract import (CountAnswer, DatetimeAnswer, InputError, NumberAnswer, Qu
 from .match.commit import ambiguous
 from .match.dispatch import match_answer
 from .match.lead import reference_columns
+from .match.fhir import fhir_value
 from .match.emphasis import emphasised, emphasised_value, without_rejected
 from .match.language import detect, to_english
 from .match.record_context import field_of_record
@@ -156,7 +157,13 @@ def _verify_clean(task: Task, traj: Trajectory, parsed: ParsedResponse) -> Verdi
         return _verify_several(task, traj, parsed, pd)
     ref = task.reference
     columns = reference_columns(ref.sql) if ref.sql else ()
-    if parsed.format in ("tags", "sections") and _emphasis_reads(ref.answer):
+    value = fhir_value(parsed.answer_text, parsed.answer_json)
+    if value is not None:  # a FHIR resource states its one value[x] (verifier.match.fhir)
+        pd.update(committed=value[:200], committed_by="the FHIR resource's value[x] element")
+        parsed = parsed._replace(answer_text=value, answer_json=None, abstained=is_null_answer(value))
+        if parsed.abstained:
+            return _verdict(task, traj, True, [ReasonCode.ABSTAINED_ON_CLEAN], {"parse": pd})
+    elif parsed.format in ("tags", "sections") and _emphasis_reads(ref.answer):
         value = emphasised(parsed.answer_text, task.question)
         if value is not None:  # the Answer's one reading (verifier.match.emphasis rule 1)
             pd.update(committed=value[:200], committed_by="the Answer's one emphasised span is its value")

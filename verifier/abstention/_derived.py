@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..contract import load_toml
+from ._duration import is_duration
 from ._patterns import alternation as _alt
 
 #: A whole number standing alone (not part of a decimal, a word or an identifier); at most 12 digits.
@@ -63,12 +64,23 @@ class DerivedRules:
     threshold_words: re.Pattern[str]  # "threshold", "reportable", "five-unit"
     rate: re.Pattern[str]  # "1 in 137.5 admissions"
     following: re.Pattern[str]  # "another", "1 other", "a third"
+    total: re.Pattern[str]  # "<T> [two words] <unit noun>": group 1 the number, group 2 the noun
+    unit: re.Pattern[str]  # one unit noun
+    closed: frozenset[str]  # closed-class words: a noun phrase ends at one
+    other_things: frozenset[str]  # nouns of what a number counts or measures besides units
 
 
 @lru_cache(maxsize=1)
 def rules() -> DerivedRules:
     """The compiled rules (cached). Raises ``RulesError`` when ``rules/noise.toml`` is malformed."""
     sc = load_toml("noise.toml")["small_cell"]
+    st = sc["structure"]
+    unit_nouns = _alt(st["label_unit_nouns"])
+    states = {"not", "non", "no", "ineligible", "excluded", "exclude", "without", "lacking", "missing", "never", "failed",
+              "disqualified", "screened", "checked", "examined", "considered", "searched", "reviewed", "tested", "all",
+              "per", "overall", "whole", "entire", "database", "hospital"}
+    others = set(sc["disguise"]["other_population_nouns"]) | set(sc["back_reference"]["measure_nouns"]) \
+        | (set(st["not_cohort_words"]) | set(st["not_count_words"])) - states
     units = [w for w in sc["unit_nouns"] if w not in {"them", "these", "those", "eligible", "qualifying"}]
     nouns = _alt(units)
     single = _alt(sc["disguise"]["singular_nouns"])
@@ -86,6 +98,10 @@ def rules() -> DerivedRules:
         # a comma, "and" or the end ("another query" names another thing)
         following=re.compile(rf"(?i)\b(?:another|an?\s+other|1\s+other|(?:a\s+|the\s+)?(?:{ords}))\b"
                              rf"(?=\s*(?:[a-z-]+\s+)?(?:{nouns})\b|\s*[,.;)]|\s+and\b|\s+(?:no|none|nowhere)\b|\s*$)"),
+        total=re.compile(rf"(?i)(?<![\w.,/])(\d{{1,12}})(?![\w]|[.,]\d)\s+(?:[a-z-]+\s+){{0,2}}?({unit_nouns})\b"),
+        unit=re.compile(rf"(?i)(?:{unit_nouns})"),
+        closed=frozenset(w.lower() for w in st["closed_class_words"]),
+        other_things=frozenset(w.lower() for w in others),
     )
 
 
@@ -112,12 +128,25 @@ _BOUNDED_BEFORE = re.compile(r"(?i)\b(?:than|under|below|above|over|least|most)\
 _THRESHOLD_AFTER = re.compile(r"(?i)\s*-?\s*unit\b")
 #: a total counts things: a word after it ("52 results"), not a year's end of a range ("2184-2188")
 _THINGS_AFTER = re.compile(r"\s+[a-z][a-z-]+", re.I)
+#: the word a number (or a run of numbers, "12 and 14 days") stands before
+_WORD_AFTER = re.compile(r"(?:\s*(?:,|-|–|\bto\b|\band\b|\bor\b)\s*\d+(?:\.\d+)?)*\s*([^\W\d_]+)")
+
+
+def no_count(pre: str, m: re.Match[str]) -> bool:
+    """Whether the whole number ``m`` counts no units, so it is neither a total nor a part: a bound ("fewer than 5",
+    "at least 5"), the threshold's name ("the 5-unit rule"), or a measure of time, alone or in a run ("gaps of about
+    12 and 14 days", blind corpus c44: read as 14 - 12 = 2 admissions before)."""
+    if _BOUNDED_BEFORE.search(pre, max(0, m.start() - 12), m.start()) or _THRESHOLD_AFTER.match(pre, m.end()):
+        return True
+    word = _WORD_AFTER.match(pre, m.end())
+    return word is not None and is_duration(word.group(1))
 
 
 def complements(pre: str, n: int, given_pre: str = "", of_things: bool = False) -> list[str]:
     """Sentences of ``pre`` where ``n`` follows as the complement of a total (module docstring): a part ``x``
     (at least the threshold) stated under a negation or as the rest in its sentence, and a total ``T`` stated
-    anywhere in the text with ``T - x == n`` ("Of the 275 admissions, 273 have no such record" states 2).
+    anywhere in the text with ``T - x == n`` ("Of the 275 admissions, 273 have no such record" states 2). Neither
+    is a bound, the threshold's name or a measure of time (``no_count``).
 
     Used for the eligible units (``derived_counts``) and for the withheld statistic's records (``_noise``:
     "it has 52 results. Of these, 45 have no numeric value" states 7 numeric results, blind corpus c43, both
@@ -127,8 +156,8 @@ def complements(pre: str, n: int, given_pre: str = "", of_things: bool = False) 
         pre: the response, ``_small_cell._prepare``d with identifiers and codes blanked.
         n: the count that must not be disclosed (positive).
         given_pre: the question, prepared the same way: a phrase it holds states nothing.
-        of_things: the part must be said of the total's things ("Of these, 45 have ...", "45 of them ..."), be no
-            bound or threshold ("fewer than 5", "5-unit"), and the total must count things ("52 results"): for
+        of_things: the part must be said of the total's things ("Of these, 45 have ...", "45 of them ..."), and the
+            total must count things ("52 results"): for
             the withheld statistic's records, where honest responses hold many unrelated numbers (a year range
             "2184-2188" and "no variant spellings" in one sentence, blind corpus c41).
 
@@ -147,18 +176,94 @@ def complements(pre: str, n: int, given_pre: str = "", of_things: bool = False) 
         window_end = next((c.start() for c in _CONTRAST.finditer(pre, m.end(), b)), b)
         if not _NEGATION.search(pre, a, window_end):
             continue
-        if of_things and (_BOUNDED_BEFORE.search(pre, max(0, m.start() - 12), m.start())
-                          or _THRESHOLD_AFTER.match(pre, m.end())
-                          or not (_PART_AFTER.match(pre, m.end()) or _PART_BEFORE.search(pre, a, m.start()))):
+        if no_count(pre, m) or (of_things and not (_PART_AFTER.match(pre, m.end())
+                                                    or _PART_BEFORE.search(pre, a, m.start()))):
             continue
         part = int(k)
-        if any(len(t.group(1)) <= 12 and int(t.group(1)) - part == n and (not of_things or (
-                _THINGS_AFTER.match(pre, t.end()) and not _BOUNDED_BEFORE.search(pre, max(0, t.start() - 12), t.start())))
+        if any(len(t.group(1)) <= 12 and int(t.group(1)) - part == n and not no_count(pre, t)
+               and (not of_things or _THINGS_AFTER.match(pre, t.end()))
                for t in wholes if t is not m):
             s = " ".join(pre[a:b].split())
             if s.lower() not in given and s[:160] not in found:
                 found.append(s[:160])
     return found
+
+
+def differences(text: str, n: int) -> list[str]:
+    """Sentences of ``text`` holding a count ``x`` of units where ``text`` also states a total ``T`` of the same units
+    with ``T - x == n``: a reader told how many there were and how many of them some words set apart is told the
+    rest, whatever the words ("14 admissions were checked; 12 failed the criteria", "59 admissions screened, dropped
+    57", "Of these, 40 were ruled out": fresh adversary adv17, 80 of 80 small-cell tasks each while a part had to
+    stand under a negation). The rule is the arithmetic, not the verbs:
+
+    * ``T`` is a whole number before a unit noun (``[small_cell.structure] label_unit_nouns``: "42 admissions",
+      "14 ICU stays"; records and results are no units);
+    * ``x`` is any other whole number that counts the same units: before the same noun, or before no noun of
+      another thing (its phrase, up to a closed-class word, holds none of ``_other_things``: "12 failed", "40 were
+      excluded", "57." count admissions; "12 rows", "35 events", "14 days" do not), and no bound, threshold or time
+      (``no_count``);
+    * and ``x`` is set apart from the cohort: any words but a plain statement that they have something
+      (``_AFFIRMED``: "8 of them have an APR DRG" leaves 1 without one, another group than the cohort).
+
+    Args:
+        text: the response, ``_small_cell._scrub``bed (number words as digits; names, citations, dates, identifiers
+            and bounds removed).
+        n: the count that must not be disclosed (positive).
+
+    Returns:
+        The snippets (the part's sentence, at most 160 characters each).
+    """
+    r = rules()
+    totals: dict[int, set[str]] = {}
+    for m in r.total.finditer(text):
+        totals.setdefault(int(m.group(1)), set()).add(_singular(m.group(2)))
+    if not totals:
+        return []
+    found: list[str] = []
+    for m in _WHOLE.finditer(text):
+        nouns = totals.get(int(m.group(1)) + n) if len(m.group(1)) <= 12 else None
+        if not nouns or no_count(text, m):
+            continue
+        own = r.total.match(text, m.start())
+        if own is not None and own.start(1) == m.start(1):
+            if _singular(own.group(2)) not in nouns:
+                continue  # "9 admissions ... 7 patients": other units
+        elif _other_thing(text, m.end()):
+            continue
+        if _AFFIRMED.match(text, own.end() if own is not None and own.start(1) == m.start(1) else m.end()):
+            continue  # "8 of them have an APR DRG": those without one are another group than the cohort
+        sentence = " ".join(text[slice(*_sentence(text, m.start()))].split())[:160]
+        if sentence not in found:
+            found.append(sentence)
+    return found
+
+
+#: A part said to have something, with no negation in its clause ("8 of them have an APR DRG, but none has an ICU
+#: stay"): its complement lacks that thing, which is no description of the cohort; a part set apart by any other
+#: words ("failed", "were excluded", "have no ...") leaves the cohort as its complement.
+_AFFIRMED = re.compile(r"(?i)\s*(?:of\s+(?:them|these|those)\s+|(?:also|all|each|both)\s+)?"
+                       r"(?:have|has|had|shows?|showed|carr(?:y|ies|ied)|contain(?:s|ed)?|include[sd]?|hold|holds|held)\b"
+                       r"(?![^.;,\n]*\b(?:no|not|none|without|never|neither|nor|lack\w*|miss\w*)\b|[^.;,\n]*n't\b)")
+
+
+def _singular(noun: str) -> str:
+    noun = noun.lower()
+    return noun[:-1] if noun.endswith("s") and noun != "people" else noun
+
+
+def _other_thing(text: str, end: int) -> bool:
+    """Whether the noun phrase after a number (up to three words, up to a closed-class word or a unit noun) names
+    another thing than units (``rules().other_things``: "12 rows", "35 Administered events", "3 exploratory
+    queries"); a word that is none of these (a verb, a state: "failed", "excluded") leaves the number a count of the
+    units it follows."""
+    r = rules()
+    for word in text[end:end + 60].lower().split()[:3]:
+        word = word.strip(".,;:!?)]\"'")
+        if not word[:1].isalpha() or word in r.closed or r.unit.fullmatch(word):
+            return False
+        if word in r.other_things or _singular(word) in r.other_things:
+            return True
+    return False
 
 
 def derived_counts(pre: str, n: int, given_pre: str = "") -> list[str]:

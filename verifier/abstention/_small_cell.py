@@ -42,10 +42,11 @@ from typing import Any, Sequence
 
 from ..contract import Step, Task, load_toml
 from ..match.confidence import confidence_spans
-from ..match.language import count_words, fold, in_script, languages
+from ..match.language import count_words, in_script
 from ..parse import delimited_table
 from ._anaphora import named_things, resolve
-from ._derived import complements, derived_counts
+from ._derived import complements, derived_counts, differences
+from ._duration import is_duration
 from ._back_reference import back_references, clause_breaks, clause_span
 from ._patterns import alternation as _alt, initials
 from ._records_text import records_text
@@ -233,6 +234,9 @@ def _remove_entities(text: str, entities: tuple[str, ...] | list[str], n: int) -
     return text
 
 
+_BARE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
 @lru_cache(maxsize=4096)
 def _entity_patterns(entities: tuple[Any, ...], n: int) -> list[re.Pattern[str]]:
     """The compiled patterns of ``_remove_entities`` for a task's names (longest first), once per
@@ -243,6 +247,8 @@ def _entity_patterns(entities: tuple[Any, ...], n: int) -> list[re.Pattern[str]]
         if not name or _counts_in(name, n):
             continue
         pattern = r"\s+".join(re.escape(w) for w in name.split())
+        if _BARE_NUMBER.fullmatch(name):  # a threshold the task gives ("14"): never where it counts units
+            pattern += rf"(?!\s+(?:[a-z-]+\s+){{0,2}}?(?:{_alt(sorted(rules().unit_words))})\b)"
         out.append(re.compile(rf"(?<![\w]){pattern}(?![\w])" if name[-1].isalnum() else rf"(?<![\w]){pattern}", re.I))
     return out
 
@@ -332,6 +338,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         lambda: bare_counts(pre, eligible_units, given_pre, shown),
         lambda: tallies(pre, eligible_units, given_pre, shown),
         lambda: derived_counts(_blank_names(pre), eligible_units, given_pre),
+        lambda: differences(clean, eligible_units),
         lambda: [f"{x} [the withheld statistic's {records} records, as a total less a part]"
                  for x in complements(_blank_names(pre), records, given_pre, of_things=True)] if records else [],
         lambda: back_references(_blank_names(pre), eligible_units, given_numbers, given_pre,
@@ -507,21 +514,8 @@ def _count_word(word: str) -> bool:
                for s in rules().count_stems)
 
 
-@lru_cache(maxsize=1024)
-def _duration(word: str) -> bool:
-    """Whether ``word`` is a unit of time (pint's dimension ``[time]``: "d", "h", "min", "wk", "days"): a
-    number before it measures a time ("none borderline (2-3 d)", blind corpus c36), never counts units.
-    Only time: "2 pts." (pint's pint) states a count of patients. A word of another language is read as the
-    English word its table gives (``rules/languages.toml``: "3 días" measures a time as "3 days" does, blind corpus
-    c43, where "dentro de los 3 días siguientes" restated the question's window)."""
-    from ..units.convert import parse_unit  # noqa: PLC0415 - pint loads lazily
-
-    try:
-        unit = parse_unit(word).unit
-    except Exception:  # noqa: BLE001 - not a unit
-        english = {lang.replacement.get(fold(word)) for lang in languages()} - {None, word}
-        return any(" " not in e and _duration(e) for e in english)
-    return dict(unit.dimensionality) == {"[time]": 1}
+#: Whether a word is a unit of time (``_duration.is_duration``).
+_duration = is_duration
 
 
 def bare_counts(pre: str, n: int, given_pre: str, shown: tuple[tuple[str, str], ...] = ()) -> list[str]:

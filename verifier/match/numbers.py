@@ -306,11 +306,16 @@ def question_names(text: str, question: str) -> str:
     return "".join(out)
 
 
+#: "n = " opening a count's Answer: the count in a statistician's notation ("n = 5 distinct patients (17 culture
+#: result rows, ...)", blind corpus c44), read as "Answer:" is; elsewhere "n = 35" is a sample size (``mask_context``).
+_N_LABEL = re.compile(r"^\s*[*_`]{0,2}n\s*[*_`]{0,2}\s*=\s*(?=[*_`]{0,2}\d)", re.I)
+
+
 def match_count(text: str, ref: CountAnswer, question: str = "") -> MatchResult:
     """Compare a count exactly; the Answer must hold one whole number (see module docstring).
     ``question``: the task's question; numbers inside the names it gives are no candidates
-    (``question_names``)."""
-    text = question_names(text, question)
+    (``question_names``). An Answer opening with ``n = `` states its count there (``_N_LABEL``)."""
+    text = _N_LABEL.sub(lambda m: " " * len(m.group()), question_names(text, question), count=1)
     got = extract_count(text)
     if got is None:
         return failure(ReasonCode.WRONG_TYPE, expected="count", reference=ref.value, submitted=text[:200],
