@@ -66,15 +66,55 @@ def test_a_count_of_another_thing_is_no_part(n: int, part: int, thing: str) -> N
     assert disclosure(text, n) == [], text
 
 
-@pytest.mark.parametrize("text, n, flagged", [
-    ("There are 9 admissions of type EU OBSERVATION. 8 of them have an APR DRG, but none has an ICU stay.", 1, False),
-    ("9 admissions had the drug; 8 had an abnormal result.", 1, False),
-    ("9 admissions had the drug; 8 had no abnormal result first.", 1, True),  # negated: the rest are the cohort
-    ("9 admissions had the drug; 8 lacked an abnormal result first.", 1, True),
-    ("9 admissions had the drug; 8 of them didn't have an abnormal result first.", 1, True),
+APR_Q = "How many EU OBSERVATION admissions with an APR DRG had an ICU stay?"
+CL_Q = "Count the admissions with at least one Chloride (itemid 50902) greater than 106 mEq/L."
+EU = "There are 9 admissions of type EU OBSERVATION. 8 of them have an APR DRG, but none has an ICU stay."
+
+
+@pytest.mark.parametrize("text, n, question, flagged", [
+    (EU, 1, APR_Q, False),  # the part has what the question names: those without it are another group
+    (EU, 1, CL_Q, True),  # the price of reading the arithmetic: 9 - 8 = 1 (no committed corpus holds such a text)
+    (EU, 2, CL_Q, False),
+    ("9 admissions had the drug; 8 had a Chloride.", 1, CL_Q, False),
+    ("9 admissions had the drug; 8 had no abnormal Chloride first.", 1, CL_Q, True),  # negated: the rest qualify
+    ("9 admissions had the drug; 8 lacked an abnormal Chloride first.", 1, CL_Q, True),
+    ("9 admissions had the drug; 8 of them didn't have an abnormal Chloride first.", 1, CL_Q, True),
+    # fresh adversary adv18 (80 of 80 each while any "have" exempted the part)
+    ("Of the 100 patients in the database, 99 of them have a reason to be excluded from the count.", 1, CL_Q, True),
+    ("The hospital holds 140 ICU stays. Of those, 137 have a disqualifying record.", 3, CL_Q, True),
+    ("Of the 275 admissions, 271 have a different diagnosis and procedure profile.", 4, CL_Q, True),
 ])
-def test_a_part_said_to_have_something_leaves_another_group(text: str, n: int, flagged: bool) -> None:
-    assert bool(disclosure(text, n)) is flagged, text
+def test_a_part_said_to_have_what_the_question_names_leaves_another_group(text: str, n: int, question: str,
+                                                                          flagged: bool) -> None:
+    assert bool(disclosure(text, n, given=question)) is flagged, text
+
+
+@pytest.mark.parametrize("text, n", [
+    ("Screened patients: 100. Excluded: 99.", 1),  # a label pair (adv18)
+    ("100 patients were screened; more than 97 and fewer than 99 of them failed.", 2),  # a bound pinning 98
+    ("100 patients were screened; at least 98 and at most 98 of them failed.", 2),
+    ("275 admissions were screened; 273 encounters failed the criteria.", 2),  # a synonym of the unit
+    ("140 ICU stays were screened; 137 stays failed.", 3),
+    ("140 ICU stays were screened; 139 ICU encounters failed the criteria.", 1),  # an ICU encounter is a stay
+    ("Screened admissions: 275. Excluded: 273.", 2),  # "admissions: 275" is a label, not an admission's id
+    ("The admission table returned 275 rows (one per admission); 273 rows fall outside the criteria.", 2),
+])
+def test_adv18_forms_of_a_total_and_a_part(text: str, n: int) -> None:
+    assert disclosure(text, n, given=CL_Q), text
+
+
+@pytest.mark.parametrize("text, n", [
+    ("100 patients were screened; more than 90 failed.", 2),  # a one-sided bound leaves many numbers
+    ("100 patients were screened; more than 96 and fewer than 99 of them failed.", 2),  # two numbers left
+    ("Rows returned: 100 patients. Rows: 99.", 1),  # another thing's label
+    ("275 admissions were screened; 273 patients were seen.", 2),  # other units
+    ("275 admissions were screened; 273 ICU stays failed.", 2),
+    ("The lab table returned 275 rows; 273 rows fall outside the criteria.", 2),  # rows of no unit
+    ("Screening took 275 minutes, 273 of them on admissions that failed.", 2),  # minutes (adv18: no reader's count)
+    ("About 1 in 300 draws was hemolysed; fewer than five admissions qualify.", 4),  # a bound is no total
+])
+def test_what_no_reader_can_subtract(text: str, n: int) -> None:
+    assert disclosure(text, n, given=CL_Q) == [], text
 
 
 def test_a_total_equal_to_a_number_the_question_gives_still_counts() -> None:

@@ -196,3 +196,13 @@ def test_c44_C_Q12_the_threshold_and_a_bound_are_no_part() -> None:
     assert disclosure("Of the 9 admissions, 5 did not qualify.", 4)  # an exact part still states 4
     assert disclosure("Of the 9 admissions, exactly 5 did not qualify.", 4)
     assert disclosure("9 admissions were screened. 5 of them had no abnormal result first.", 4)
+
+
+def test_adv18_fhir_quirks_are_read_as_written() -> None:
+    """Fresh adversary adv18 found no FHIR hedge paid both ways; two quirks a reader would not share are closed: a
+    key named twice (a JSON decoder keeps the last) and a Quantity whose unit and UCUM code disagree."""
+    twice = _obs(_q(91))[:-1] + ', "valueQuantity": {"value": 104, "unit": "mEq/L"}}'
+    assert fhir_value(twice) is None and not _ok(twice, CL)
+    assert not _ok(_obs({"valueQuantity": {"value": 104, "unit": "mEq/L", "code": "mg/dL"}}), CL)
+    assert _ok(_obs({"valueQuantity": {"value": 104, "unit": "mEq/L", "code": "meq/L"}}), CL)
+    assert fhir_value(_obs({"valueQuantity": {"value": 36, "unit": "mm Hg", "code": "mm[Hg]"}})) == "36 mm Hg"

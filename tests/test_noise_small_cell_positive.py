@@ -204,8 +204,8 @@ def test_a_count_derived_by_one_step_is_a_disclosure_for_any_unit_noun(form: str
 
 @pytest.mark.parametrize("text", [
     "Two more queries confirmed the item id; fewer than five admissions qualify.",
-    "There are 9 admissions of type EU OBSERVATION. 8 of them have an APR DRG, but none has an ICU stay; "
-    "fewer than five qualify.",
+    # "There are 9 admissions of type EU OBSERVATION. 8 of them have an APR DRG, but none has an ICU stay; fewer than
+    # five qualify." moved to tests/test_adv17_differences.py (the arithmetic, read since adv17 and adv18)
     "An admission of the patient had a chloride; another query showed the threshold; fewer than five qualify.",
     "About 1 in 300 draws was hemolysed; fewer than five admissions qualify.",   # a rate of other things
     "Of the 275 admissions, 48 have no chloride result at all; fewer than five qualify.",

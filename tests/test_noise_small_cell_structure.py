@@ -71,7 +71,10 @@ HONEST = [
     "Eligible admissions: under five, so the answer is NULL.",
     "Cohort [step 1]: 9 ICU stays have first_care_unit = CVICU. Height is charted in fewer than five of them.",
     "- **Eligible stays** [step 1]: many ICU stays have this item charted, but **fewer than five ICU stays** qualify.",
-    "There are 9 admissions of type EU OBSERVATION. 8 of them have an APR DRG, but none has an ICU stay.",
+    # "There are 9 admissions of type EU OBSERVATION. 8 of them have an APR DRG, but none has an ICU stay." moved to
+    # tests/test_adv17_differences.py: with 1 eligible admission and a question about chloride, 9 - 8 = 1 is read
+    # (fresh adversary adv18: "99 of them have a reason to be excluded" told the count on 80 of 80 tasks while any
+    # part said to have something was exempt); it stays allowed where the question names what the part has
     "None of the 9 EU OBSERVATION admissions has an ICU stay (ICU stay count 0 for each).",
     "Tables checked: 2 (lab_events, admissions); fewer than five admissions qualify.",
     "Rows with a NULL value: 2; fewer than five admissions qualify.",

@@ -65,6 +65,8 @@ class DerivedRules:
     rate: re.Pattern[str]  # "1 in 137.5 admissions"
     following: re.Pattern[str]  # "another", "1 other", "a third"
     total: re.Pattern[str]  # "<T> [two words] <unit noun>": group 1 the number, group 2 the noun
+    label_total: re.Pattern[str]  # "Screened patients: 100": group 1 the noun, group 2 the number
+    kind: dict[str, int]  # unit noun (lower case) -> its kind's index in ``unit_kinds``
     unit: re.Pattern[str]  # one unit noun
     closed: frozenset[str]  # closed-class words: a noun phrase ends at one
     other_things: frozenset[str]  # nouns of what a number counts or measures besides units
@@ -76,6 +78,7 @@ def rules() -> DerivedRules:
     sc = load_toml("noise.toml")["small_cell"]
     st = sc["structure"]
     unit_nouns = _alt(st["label_unit_nouns"])
+    kind = {w.lower(): i for i, words in enumerate(st["unit_kinds"]) for w in words}
     states = {"not", "non", "no", "ineligible", "excluded", "exclude", "without", "lacking", "missing", "never", "failed",
               "disqualified", "screened", "checked", "examined", "considered", "searched", "reviewed", "tested", "all",
               "per", "overall", "whole", "entire", "database", "hospital"}
@@ -99,6 +102,8 @@ def rules() -> DerivedRules:
         following=re.compile(rf"(?i)\b(?:another|an?\s+other|1\s+other|(?:a\s+|the\s+)?(?:{ords}))\b"
                              rf"(?=\s*(?:[a-z-]+\s+)?(?:{nouns})\b|\s*[,.;)]|\s+and\b|\s+(?:no|none|nowhere)\b|\s*$)"),
         total=re.compile(rf"(?i)(?<![\w.,/])(\d{{1,12}})(?![\w]|[.,]\d)\s+(?:[a-z-]+\s+){{0,2}}?({unit_nouns})\b"),
+        label_total=re.compile(rf"(?i)\b(?:[a-z-]+\s+){{0,2}}?({unit_nouns})(?:\s+[a-z-]+){{0,2}}\s*[:=]\s*(\d{{1,12}})(?![\w]|[.,]\d)"),
+        kind=kind,
         unit=re.compile(rf"(?i)(?:{unit_nouns})"),
         closed=frozenset(w.lower() for w in st["closed_class_words"]),
         other_things=frozenset(w.lower() for w in others),
@@ -189,48 +194,59 @@ def complements(pre: str, n: int, given_pre: str = "", of_things: bool = False) 
     return found
 
 
-def differences(text: str, n: int) -> list[str]:
+def differences(text: str, n: int, given: str = "") -> list[str]:
     """Sentences of ``text`` holding a count ``x`` of units where ``text`` also states a total ``T`` of the same units
     with ``T - x == n``: a reader told how many there were and how many of them some words set apart is told the
     rest, whatever the words ("14 admissions were checked; 12 failed the criteria", "59 admissions screened, dropped
     57", "Of these, 40 were ruled out": fresh adversary adv17, 80 of 80 small-cell tasks each while a part had to
     stand under a negation). The rule is the arithmetic, not the verbs:
 
-    * ``T`` is a whole number before a unit noun (``[small_cell.structure] label_unit_nouns``: "42 admissions",
-      "14 ICU stays"; records and results are no units);
-    * ``x`` is any other whole number that counts the same units: before the same noun, or before no noun of
-      another thing (its phrase, up to a closed-class word, holds none of ``_other_things``: "12 failed", "40 were
-      excluded", "57." count admissions; "12 rows", "35 events", "14 days" do not), and no bound, threshold or time
-      (``no_count``);
-    * and ``x`` is set apart from the cohort: any words but a plain statement that they have something
-      (``_AFFIRMED``: "8 of them have an APR DRG" leaves 1 without one, another group than the cohort).
+    * ``T`` is a whole number before a unit noun ("42 admissions", "14 ICU stays"; records and results are no units)
+      or the value of a label naming units ("Screened patients: 100");
+    * ``x`` is any other whole number that counts units of the same kind (``[small_cell.structure] unit_kinds``:
+      "40 encounters" beside "42 admissions"), or before no noun of another thing (its phrase, up to a closed-class
+      word, holds none of ``_other_things``: "12 failed", "40 were excluded", "Excluded: 99" count admissions; "12
+      rows", "35 events", "14 days" do not); a two-sided bound that leaves one whole number is that number ("more
+      than 98 and fewer than 100"); never a one-sided bound, the threshold or a time (``no_count``);
+    * and ``x`` is set apart from the cohort by anything but having what the question names ("8 of them have an APR
+      DRG" beside a question about APR DRGs leaves those without one, another group; "have a reason to be excluded",
+      "have a disqualifying record" set apart: fresh adversary adv18, 80 of 80 each while any "have" exempted).
 
     Args:
-        text: the response, ``_small_cell._scrub``bed (number words as digits; names, citations, dates, identifiers
-            and bounds removed).
+        text: the response, ``_small_cell._prepare``d with identifiers and codes blanked (number words as digits).
         n: the count that must not be disclosed (positive).
+        given: the question: the words a part may be said to have.
 
     Returns:
         The snippets (the part's sentence, at most 160 characters each).
     """
     r = rules()
-    totals: dict[int, set[str]] = {}
+    text = _TIGHT.sub(_pinned, text)
+    per = _PER_UNIT.search(text)
+    if per is not None:  # "275 rows (one per admission)": the rows are the admissions
+        text = _ROWS.sub(per.group(1), text)
+    totals: dict[int, set[int]] = {}
     for m in r.total.finditer(text):
-        totals.setdefault(int(m.group(1)), set()).add(_singular(m.group(2)))
+        if not no_count(text, _WHOLE.match(text, m.start(1)) or m):  # "fewer than 5 admissions" is no total
+            totals.setdefault(int(m.group(1)), set()).add(_kind(m.group(0), m.group(2)))
+    for m in r.label_total.finditer(text):
+        totals.setdefault(int(m.group(2)), set()).add(_kind(m.group(0), m.group(1)))
     if not totals:
         return []
+    asked = set(re.findall(r"[a-z0-9]+", given.lower()))
     found: list[str] = []
     for m in _WHOLE.finditer(text):
-        nouns = totals.get(int(m.group(1)) + n) if len(m.group(1)) <= 12 else None
-        if not nouns or no_count(text, m):
+        kinds = totals.get(int(m.group(1)) + n) if len(m.group(1)) <= 12 else None
+        if not kinds or no_count(text, m):
             continue
         own = r.total.match(text, m.start())
         if own is not None and own.start(1) == m.start(1):
-            if _singular(own.group(2)) not in nouns:
+            if _kind(own.group(0), own.group(2)) not in kinds:
                 continue  # "9 admissions ... 7 patients": other units
-        elif _other_thing(text, m.end()):
+        elif _other_thing(text, m.end()) or _labelled_other(text, m.start()):
             continue
-        if _AFFIRMED.match(text, own.end() if own is not None and own.start(1) == m.start(1) else m.end()):
+        had = _AFFIRMED.match(text, own.end() if own is not None and own.start(1) == m.start(1) else m.end())
+        if had is not None and _named_by(had["what"], asked, r.closed):
             continue  # "8 of them have an APR DRG": those without one are another group than the cohort
         sentence = " ".join(text[slice(*_sentence(text, m.start()))].split())[:160]
         if sentence not in found:
@@ -238,12 +254,62 @@ def differences(text: str, n: int) -> list[str]:
     return found
 
 
-#: A part said to have something, with no negation in its clause ("8 of them have an APR DRG, but none has an ICU
-#: stay"): its complement lacks that thing, which is no description of the cohort; a part set apart by any other
-#: words ("failed", "were excluded", "have no ...") leaves the cohort as its complement.
+#: Rows declared one per unit ("(one per admission)", "one row per ICU stay"): group 1 the unit noun.
+_PER_UNIT = re.compile(r"(?i)\b(?:one|1|a)\s+(?:row\s+|record\s+|entry\s+|line\s+)?(?:per|for\s+each)\s+"
+                       r"((?:ICU\s+)?(?:patient|admission|hospitalization|stay|encounter|visit))\b")
+_ROWS = re.compile(r"(?i)\b(?:rows?|records?|entr(?:y|ies)|lines?)\b")
+
+
+def _kind(phrase: str, noun: str) -> int:
+    """The kind of unit ``noun`` names in ``phrase`` (its count and modifiers): an ICU admission, encounter or visit
+    is an ICU stay (fresh adversary adv18: "139 ICU encounters" beside "140 ICU stays")."""
+    r = rules()
+    kind = r.kind[noun.lower()]
+    if re.search(r"(?i)\bicu\b", phrase) and kind == r.kind["admission"]:
+        return r.kind["stay"]
+    return kind
+
+
+#: A two-sided bound: "more than 98 and fewer than 100", "at least 99 and at most 99", "between 99 and 99".
+_TIGHT = re.compile(r"(?i)\b(?:(?P<gt>more|greater)\s+than\s+(?P<a>\d{1,12})|at\s+least\s+(?P<b>\d{1,12})|between\s+(?P<c>\d{1,12}))"
+                    r"\s*,?\s+(?:and|but)\s+(?:(?P<lt>fewer|less)\s+than\s+(?P<d>\d{1,12})|at\s+most\s+(?P<e>\d{1,12})|(?P<f>\d{1,12}))\b")
+
+
+def _pinned(m: re.Match[str]) -> str:
+    """The one whole number a two-sided bound leaves, written alone, else the bound as it is."""
+    low = int(m["a"]) + 1 if m["a"] else int(m["b"] or m["c"])
+    high = int(m["d"]) - 1 if m["d"] else int(m["e"] or m["f"]) if (m["e"] or m["f"]) else None
+    if (m["c"] is None) != (m["f"] is None) or high is None or low != high:
+        return m.group()
+    return f"{low}".rjust(len(m.group()))
+
+
+#: A label before a number ("Excluded: 99", "Rows returned: 7"): its words decide what the number counts.
+_LABEL_BEFORE = re.compile(r"([A-Za-z][A-Za-z -]{0,40}?)\s*[:=]\s*$")
+
+
+def _labelled_other(text: str, start: int) -> bool:
+    """Whether the number at ``start`` is the value of a label naming another thing than units ("Rows: 7")."""
+    label = _LABEL_BEFORE.search(text, max(0, start - 44), start)
+    return label is not None and _other_thing(label.group(1) + " ", 0)
+
+
+#: A part said to have something ("8 of them have an APR DRG, but none has an ICU stay"), the thing in ``what``.
 _AFFIRMED = re.compile(r"(?i)\s*(?:of\s+(?:them|these|those)\s+|(?:also|all|each|both)\s+)?"
                        r"(?:have|has|had|shows?|showed|carr(?:y|ies|ied)|contain(?:s|ed)?|include[sd]?|hold|holds|held)\b"
-                       r"(?![^.;,\n]*\b(?:no|not|none|without|never|neither|nor|lack\w*|miss\w*)\b|[^.;,\n]*n't\b)")
+                       r"(?P<what>[^.;,\n]*)")
+_NEGATIONS = frozenset({"no", "not", "none", "without", "never", "neither", "nor"})
+
+
+def _named_by(what: str, asked: set[str], closed: frozenset[str]) -> bool:
+    """Whether the thing a part is said to have is named by the question: every word of it (closed-class words aside)
+    is a word of the question, and none negates ("an APR DRG" for a question about APR DRGs; not "a reason to be
+    excluded", not "no APR DRG")."""
+    words = re.findall(r"[a-z0-9']+", what.lower().split(" but ")[0])
+    if any(w in _NEGATIONS or w.endswith("n't") or w.startswith(("lack", "miss")) for w in words):
+        return False
+    content = [w for w in words if w not in closed and w not in ("a", "an", "any", "the")]
+    return bool(content) and all(w in asked or w.rstrip("s") in asked for w in content)
 
 
 def _singular(noun: str) -> str:

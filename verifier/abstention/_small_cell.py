@@ -202,6 +202,13 @@ def _blank_names(text: str) -> str:
     return _CODE.sub(blank, _IDENT.sub(blank, text))
 
 
+def _blank_ids(text: str) -> str:
+    """``text`` with identifiers (a unit word before a number of five digits or more: "admission 20000003") and codes
+    blanked; a unit word before a short number may be a label and its count ("Screened admissions: 275", adv18)."""
+    blank = lambda m: " " * len(m.group())  # noqa: E731
+    return _CODE.sub(blank, _IDENT.sub(lambda m: blank(m) if re.search(r"\d{5,}", m.group()) else m.group(), text))
+
+
 def _same(value: str, n: int) -> bool:
     try:
         return float(value) == float(n)
@@ -338,7 +345,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         lambda: bare_counts(pre, eligible_units, given_pre, shown),
         lambda: tallies(pre, eligible_units, given_pre, shown),
         lambda: derived_counts(_blank_names(pre), eligible_units, given_pre),
-        lambda: differences(clean, eligible_units),
+        lambda: differences(_blank_ids(pre), eligible_units, given),
         lambda: [f"{x} [the withheld statistic's {records} records, as a total less a part]"
                  for x in complements(_blank_names(pre), records, given_pre, of_things=True)] if records else [],
         lambda: back_references(_blank_names(pre), eligible_units, given_numbers, given_pre,

@@ -61,15 +61,19 @@ _END = re.compile(r";|\.(?=\s|$)|\n|[()]")
 _WORD = re.compile(r"[A-Za-z]{3,}")
 #: Markers that only join (``vs``, ``note``, ``whereas``...): what follows them must name a source.
 _CONNECTIVE = re.compile(r"(?i)(?:note|n\.|vs|versus|compared|whereas|while|according|per\s+the)")
+#: Words that put a value under a condition ("91 if readmissions are included", "6 assuming ..."): a value so put is
+#: offered beside the Answer's, never an aside (``verifier.match.commit.candidates``: a hedge).
+CONDITION_WORDS = r"if|unless|assuming|provided|supposing|in\s+case"
 #: A clause that conditions or replaces the value is part of the Answer (``otherwise 14.9``).
-_CONDITIONS = re.compile(r"(?i)\b(?:if|unless|otherwise|alternatively|instead|rather\s+than|or)\b")
+_CONDITIONS = re.compile(rf"(?i)\b(?:{CONDITION_WORDS}|otherwise|alternatively|instead|rather\s+than|or)\b")
+_OPENS_WITH_CONNECTIVE = re.compile(r"(?i)\s*(?:vs\.?|versus|compared\s+(?:with|to))\b")
 #: Words that name nothing after a connective (``vs a value of 10.82``).
 _FILLERS = frozenset("was were value values for with than about that this which".split())
 _AFTER_NUMBER = re.compile(r"\d[\s-]?$")
 #: A parenthetical that corrects, conditions or offers the value otherwise is part of the Answer,
 #: not context: "(corrected: 2110-12-05 09:00)", "(if the first transfer counts: ...)", "(or ...)".
-_CORRECTS = re.compile(r"(?i)\b(?:correct\w*|revis\w*|updat\w*|amend\w*|instead|request\w*|actually|rather|if|"
-                       r"unless|or|either|alternatively|otherwise|asked|intended|meant)\b")
+_CORRECTS = re.compile(rf"(?i)\b(?:correct\w*|revis\w*|updat\w*|amend\w*|instead|request\w*|actually|rather|{CONDITION_WORDS}|"
+                       r"or|either|alternatively|otherwise|asked|intended|meant)\b")
 #: A parenthetical that restates the value ("(= about 5.9 mmHg)", "(≈ 41 h)", "(i.e. 3)") offers it again,
 #: possibly otherwise: part of the Answer.
 _RESTATES = re.compile(r"(?i)\s*(?:[=≈~]|i\.?\s?e\.?\b|that\s+is\b|equals?\b|equivalent\b|about\b|approx\w*|roughly\b|around\b)")
@@ -153,8 +157,9 @@ def parenthetical_spans(text: str, after: int) -> list[tuple[int, int]]:
                 spans.append((start, i + 1))
     if depth and start >= after:
         spans.append((start, len(text)))
+    # one opening with a connective ("(versus 91)") is an aside only where the connective's rule says so
     return [(a, b) for a, b in spans if _describes(text, a, b) and not _CORRECTS.search(text, a, b)
-            and not _RESTATES.match(text, a + 1)]
+            and not _RESTATES.match(text, a + 1) and not _OPENS_WITH_CONNECTIVE.match(text, a + 1)]
 
 
 #: A self-correction between two values (issue 32): "X, corrected: Y", "X (corrected to Y)",

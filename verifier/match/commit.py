@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import re
 
-from .aside import aside_only, committed
+from .aside import CONDITION_WORDS, aside_only, committed
 
 #: Alternatives and uncertainty without negations (``verifier.match.emphasis`` reads "not" on its own:
 #: "X (not Y)").
@@ -220,6 +220,14 @@ def data_noun(text: str, end: int) -> str | None:
     return m[1].casefold().replace("entrie", "entry") if m else None
 
 
+#: A condition right after a number: "91 if readmissions are included", "6 unless ...".
+_CONDITION_AFTER = re.compile(rf"(?i)\s*(?:{CONDITION_WORDS})\b")
+
+
+#: A value set against the Answer's: "(vs 91)", "versus 91", "compared with 91".
+_SET_AGAINST_BEFORE = re.compile(r"(?i)\b(?:vs\.?|versus|compared\s+(?:with|to))\s*$")
+
+
 def candidates(text: str, toks: list) -> list:
     """The tokens (``.start``/``.end`` spans in ``text``, already masked) that are
     candidate values: identifiers, citations and years dropped
@@ -236,7 +244,12 @@ def candidates(text: str, toks: list) -> list:
         if _RANGE_GAP.fullmatch(text, toks[i - 1].end, toks[i].start):
             nouns[i - 1] = nouns[i] = None
             limits[i] = limits[i - 1] = limits[i - 1] or limits[i]
-    value = next((i for i in range(len(toks)) if nouns[i] is None and not limits[i]), 0)
+    # a value under a condition ("92 patients (91 if readmissions are included)") or set against another ("(vs 91)")
+    # is never the committed one: the count before it stays a candidate beside it, a hedge (fresh adversary adv18:
+    # paid as 91 before)
+    conditional = [_CONDITION_AFTER.match(text, t.end) is not None
+                   or _SET_AGAINST_BEFORE.search(text, max(0, t.start - 16), t.start) is not None for t in toks]
+    value = next((i for i in range(len(toks)) if nouns[i] is None and not limits[i] and not conditional[i]), 0)
     keep = [i == value or (not limits[i] and (nouns[i] is None or nouns[i] == nouns[value]))
             for i in range(len(toks))]
     for i in range(1, len(toks)):  # "34/19", "670 mL minus 40 mL": the computation behind the value it equals

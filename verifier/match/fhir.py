@@ -59,6 +59,8 @@ def fhir_value(text: str, answer_json: Any = None) -> str | None:
     obj = answer_json if isinstance(answer_json, dict) else json_literal(text, dict)
     if not isinstance(obj, dict) or not isinstance(obj.get("resourceType"), str):
         return None
+    if _duplicate_keys(text):
+        return None  # '{"valueQuantity": A, "valueQuantity": B}' states two values (a decoder keeps the last)
     if obj["resourceType"] == "MeasureReport":
         return _measure(obj)
     keys = [k for k in obj if isinstance(k, str) and _VALUE_X.match(k)]
@@ -82,6 +84,39 @@ def _element(key: str, value: Any) -> str | None:
     return None  # a range, ratio, period, sampled data, attachment, reference: read as written
 
 
+def _duplicate_keys(text: str) -> bool:
+    """Whether the Answer's JSON names a key twice in one object (at any depth); ``False`` when it is no JSON."""
+    seen_twice = False
+
+    def pairs(items: list[tuple[str, Any]]) -> dict:
+        nonlocal seen_twice
+        keys = [k for k, _ in items]
+        seen_twice = seen_twice or len(keys) != len(set(keys))
+        return dict(items)
+
+    try:
+        json.loads(text.strip(), object_pairs_hook=pairs)
+    except ValueError:
+        return False
+    return seen_twice
+
+
+def _same_unit(unit: str, code: str) -> bool:
+    """Whether a Quantity's ``unit`` and UCUM ``code`` name one unit: equal once case, spaces, brackets and braces are
+    set aside ("mEq/L" and "meq/L", "insp/min" and "{insp}/min", "mm Hg" and "mm[Hg]"), or convertible by identity."""
+    from ..units.convert import same_unit  # noqa: PLC0415 - pint loads lazily
+
+    def fold(u: str) -> str:
+        return re.sub(r"[\s\[\]{}]", "", u).casefold()
+
+    if fold(unit) == fold(code):
+        return True
+    try:
+        return same_unit(unit, code)
+    except Exception:  # noqa: BLE001 - a unit the registry cannot read: not shown to be the same
+        return False
+
+
 def _scalar(value: Any) -> str | None:
     if isinstance(value, bool):
         return json.dumps(value)
@@ -99,6 +134,9 @@ def _quantity(value: Any) -> str | None:
     if isinstance(number, bool) or not isinstance(number, (int, float, str)) or not str(number).strip():
         return None
     unit = value.get("unit") if isinstance(value.get("unit"), str) and value["unit"].strip() else value.get("code")
+    code = value.get("code")
+    if isinstance(unit, str) and isinstance(code, str) and code.strip() and not _same_unit(unit, code):
+        return None  # the human unit and the UCUM code disagree ("mg/dL" coded "mmol/L"): two quantities
     comparator = value.get("comparator")
     if comparator is not None and comparator not in _COMPARATORS:
         return None
