@@ -222,9 +222,6 @@ def differences(text: str, n: int, given: str = "") -> list[str]:
     """
     r = rules()
     text = _TIGHT.sub(_pinned, text)
-    per = _PER_UNIT.search(text)
-    if per is not None:  # "275 rows (one per admission)": the rows are the admissions
-        text = _ROWS.sub(per.group(1), text)
     totals: dict[int, set[int]] = {}
     for m in r.total.finditer(text):
         if not no_count(text, _WHOLE.match(text, m.start(1)) or m):  # "fewer than 5 admissions" is no total
@@ -254,10 +251,37 @@ def differences(text: str, n: int, given: str = "") -> list[str]:
     return found
 
 
-#: Rows declared one per unit ("(one per admission)", "one row per ICU stay"): group 1 the unit noun.
-_PER_UNIT = re.compile(r"(?i)\b(?:one|1|a)\s+(?:row\s+|record\s+|entry\s+|line\s+)?(?:per|for\s+each)\s+"
-                       r"((?:ICU\s+)?(?:patient|admission|hospitalization|stay|encounter|visit))\b")
-_ROWS = re.compile(r"(?i)\b(?:rows?|records?|entr(?:y|ies)|lines?)\b")
+#: What the text declares to be its units: "275 rows (one per admission)", "each row is an eligible admission", "those
+#: rows are exactly the eligible admissions", "every event corresponds to a distinct ICU stay". Group ``thing``: the
+#: noun so declared; group ``unit``: the unit noun.
+_THINGS = r"rows?|records?|events?|entr(?:y|ies)|lines?|hits?|match(?:es)?|results?|items?|tuples?|ids?"
+_UNIT_WORDS = r"(?:ICU\s+)?(?:patients?|admissions?|hospitali[sz]ations?|stays?|encounters?|visits?)"
+_QUALIFIERS = r"(?:(?:eligible|qualifying|distinct|unique|different|separate|single)\s+)*"
+_DECLARED = re.compile(
+    rf"(?i)\b(?:(?:one|1|a|each|every)\s+(?:(?P<thing1>{_THINGS})\s+)?(?:per|for\s+each|for\s+every)\s+{_QUALIFIERS}"
+    rf"(?P<unit1>{_UNIT_WORDS})"
+    rf"|(?:each|every|one|1|a)\s+(?P<thing2>{_THINGS})\s+(?:is|=|represents|corresponds\s+to|stands\s+for|being)\s+"
+    rf"(?:a|an|one|1|the)?\s*{_QUALIFIERS}(?P<unit2>{_UNIT_WORDS})"
+    rf"|(?P<thing3>{_THINGS})\s+(?:are|were|=|represent|correspond\s+to|stand\s+for)\s+(?:exactly\s+|precisely\s+|just\s+)?"
+    rf"(?:the\s+)?{_QUALIFIERS}(?P<unit3>{_UNIT_WORDS}))")
+
+
+def declared_units(text: str) -> str:
+    """``text`` with the things it declares to be its units written as those units ("The query returned 2 rows; each
+    row is an eligible admission" reads "2 admissions": fresh adversary adv19, 60 of 60 small-cell tasks paid while a
+    count of rows was another thing's count). Without such a declaration ``text`` is returned unchanged. Used by
+    ``_small_cell.disclosure`` before any count is read."""
+    m = _DECLARED.search(text)
+    if m is None:
+        return text
+    unit = next(g for g in (m["unit1"], m["unit2"], m["unit3"]) if g)
+    thing = next((g for g in (m["thing1"], m["thing2"], m["thing3"]) if g), None)
+    if thing is None:  # "2 events came back, one per eligible admission": the things named before it
+        before = re.findall(rf"(?i)\b(?:{_THINGS})\b", text[max(0, m.start() - 120):m.start()])
+        thing = before[-1] if before else "row"
+    stem = re.escape(_singular(thing).rstrip("e") if thing.lower().startswith("match") else _singular(thing))
+    plural = unit if unit.lower().endswith("s") else unit + "s"
+    return re.sub(rf"(?i)\b{stem}(?:e?s)?\b", lambda w: plural, text)
 
 
 def _kind(phrase: str, noun: str) -> int:

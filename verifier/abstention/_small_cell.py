@@ -45,7 +45,7 @@ from ..match.confidence import confidence_spans
 from ..match.language import count_words, in_script
 from ..parse import delimited_table
 from ._anaphora import named_things, resolve
-from ._derived import complements, derived_counts, differences
+from ._derived import complements, declared_units, derived_counts, differences
 from ._duration import is_duration
 from ._back_reference import back_references, clause_breaks, clause_span
 from ._patterns import alternation as _alt, initials
@@ -296,7 +296,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         aggregates lists its first ``MAX_HITS`` only, issue 15).
     """
     r = rules()
-    text = normalise_notation(resolve(count_words(_csv_as_tables(text)), named))
+    text = declared_units(normalise_notation(resolve(count_words(_csv_as_tables(text)), named)))
     named_removed = _records_quoted(_remove_entities(text, entities, eligible_units), shown)
     pre = _prepare(named_removed)  # once: the strength pattern alone is a third of a run-on text's cost
     clean = _scrub(pre, prepared=True)
