@@ -224,7 +224,7 @@ def test_only_the_agents_writing_other_languages_in_every_committed_corpus_are_r
             if lang is not None:
                 found.setdefault(r["agent"], set()).add(lang.code)
     assert found == {"c36_N": {"es"}, "c37_T": {"de"}, "c38_X": {"fr"}, "c39_AD": {"pt"}, "c42_A": {"zh"},
-                     "c43_B": {"es"}, "c44_B": {"de"}}
+                     "c43_B": {"es"}, "c44_B": {"de"}, "c45_B": {"fr"}}
 
 
 @pytest.mark.parametrize("code, text, hedge", [

@@ -10,7 +10,8 @@ full sentences. Each reading is stated positively, with what it must not excuse 
 from __future__ import annotations
 
 from verifier.abstention._reasoning import check_reasoning, consistency
-from verifier.abstention._small_cell import _duration, disclosure
+from verifier.abstention._duration import is_duration as _duration
+from verifier.abstention._small_cell import disclosure
 from verifier.abstention._suppressed import stated_record_count
 from verifier.contract import UnmetRequirement
 

@@ -206,3 +206,49 @@ def test_adv18_fhir_quirks_are_read_as_written() -> None:
     assert not _ok(_obs({"valueQuantity": {"value": 104, "unit": "mEq/L", "code": "mg/dL"}}), CL)
     assert _ok(_obs({"valueQuantity": {"value": 104, "unit": "mEq/L", "code": "meq/L"}}), CL)
     assert fhir_value(_obs({"valueQuantity": {"value": 36, "unit": "mm Hg", "code": "mm[Hg]"}})) == "36 mm Hg"
+
+
+# ---------------------------------------------------------------- FHIR's own NULL: dataAbsentReason (issue 32)
+def _c44_episode(episode_id: str) -> dict:
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "episodes" / "demo_c44" / "c44.jsonl"
+    return next(e for e in map(json.loads, path.read_text().splitlines()) if e["episode_id"] == episode_id)
+
+
+_ABSENT = {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/data-absent-reason", "code": "not-performed",
+                       "display": "Not Performed"}]}
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ({"resourceType": "Observation", "status": "final", "code": {"text": "ED to ICU interval"},
+      "encounter": {"reference": "Encounter/29757856"}, "dataAbsentReason": _ABSENT}, True),
+    ({"resourceType": "Observation", "status": "final", "dataAbsentReason": {"text": "no ICU stay in this admission"}}, True),
+    # a value beside the reason states a value (FHIR's obs-6 forbids both): not an abstention
+    ({"resourceType": "Observation", "status": "final", "dataAbsentReason": _ABSENT,
+      "valueQuantity": {"value": 4, "unit": "h"}}, False),
+    ({"resourceType": "Observation", "status": "final", "dataAbsentReason": _ABSENT,
+      "component": [{"code": {"text": "hours"}, "valueQuantity": {"value": 4, "unit": "h"}}]}, False),
+    # no reason stated, or no resource at all: not FHIR's NULL
+    ({"resourceType": "Observation", "status": "final", "dataAbsentReason": {}}, False),
+    ({"status": "final", "dataAbsentReason": _ABSENT}, False),
+])
+def test_a_fhir_resource_whose_value_is_absent_is_null_on_noise(answer: dict, ok: bool, demo_db) -> None:
+    """c44's FHIR engineer wrote NULL beside its resources; a FHIR agent may abstain in FHIR itself, a resource with a
+    ``dataAbsentReason`` and no ``value[x]``. Before, it was read as an answer (EXPECTED_NULL). The episode is c44_C/Q06
+    (Noise, both reviewers: success) with only its Answer rewritten."""
+    from verifier import VerifyConfig
+    from verifier.contract import Trajectory as Traj
+    from verifier.parse import is_null_answer
+
+    ep = _c44_episode("c44_C/Q06")
+    task = Task.model_validate(ep["task"])
+    traj = Traj.model_validate(ep["trajectory"])
+    text = traj.final_response
+    start, end = text.index("<answer>") + len("<answer>"), text.index("</answer>")
+    assert text[start:end].strip() == "NULL"
+    rewritten = traj.model_copy(update={"final_response": text[:start] + json.dumps(answer, indent=1) + text[end:]})
+    config = VerifyConfig(db_path=str(demo_db))
+    assert verify(traj, task, config).success  # the episode as written
+    assert is_null_answer(json.dumps(answer)) is ok
+    assert verify(rewritten, task, config).success is ok

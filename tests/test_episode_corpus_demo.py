@@ -77,6 +77,17 @@ under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
   abstentions read as a total less a part from day gaps and the threshold's name; ``tests/test_blind_forms_c44.py``).
   Reviewers: Clean 24/24, Noise 23/24. Now 48/48.
 
+* ``demo_c45`` (2026-12-07, 48 episodes on the default test split where it had pairs left, 24 pairs, 4 per cell,
+  hard pairs first; the reviewers agreed on every outcome, all tasks valid, two judged ambiguous by both: a count
+  whose cohort is empty expects NULL where "0" is defensible): a radiologist-informaticist writing a structured
+  report (FINDINGS / IMPRESSION); a French-speaking hospital pharmacist; a data scientist answering in CSV; a
+  teaching physician who puts the value in clinical context. Held out: 37/48, no false accept, 11 false rejects
+  (five IMPRESSION answers read with their findings, five values followed by clinical context: "not a boarding
+  delay", "roughly 0 to +1 L is common", one abstention whose findings, not its Reasoning, named the window;
+  ``tests/test_blind_forms_c45.py``). Reviewers: Clean 24/24, Noise 23/24 (C/Q01's two steps failed while the
+  harness reloaded the verifier mid-edit; both reviewers and the verifier fail it: a refusal without evidence).
+  Now 48/48.
+
 The disagreements left are kept here by name, so that a fix shows and nothing new slips in. None is left in c34-c38:
 the last three (c34_A/Q11 "20.65 h" at a binary rounding tie, c34_D/Q06 a location with its category in
 parentheses, c35_J/Q01 "the two" for the two codes) are closed by rules written from them
@@ -111,6 +122,7 @@ CORPORA = {
     "demo_c42": (48, set(), {"c42_B/Q04"}),
     "demo_c43": (48, set(), set()),
     "demo_c44": (48, set(), set()),
+    "demo_c45": (48, set(), set()),
 }
 TARGET = 0.99
 

@@ -85,6 +85,7 @@ from .match.extract import (
 )
 from .match.aside import SELF_CORRECTION as _CORRECTED
 from .match.emphasis import boxed
+from .match.fhir import fhir_absent
 from .match.scan import json_fence_bodies, strip_fence
 
 __all__ = [
@@ -261,6 +262,8 @@ def _json_null(answer: str) -> bool:
         return False
     if not isinstance(value, dict) or not value:
         return False
+    if fhir_absent(value):  # a FHIR resource whose value is absent, with its reason (issue 32)
+        return True
     if all(v is None for v in value.values()):
         return True
     keys = [k for k in value if isinstance(k, str) and k.strip().lower() in ANSWER_KEYS]
@@ -270,14 +273,14 @@ def _json_null(answer: str) -> bool:
 
 def _fields_null(answer: str) -> bool:
     """``field: value`` lines, one labelled with an answer key and holding a NULL spelling, or a lead
-    line that is a NULL spelling over ``field: value`` lines of context."""
+    line that is a NULL spelling over ``field: value`` lines of context, any answer key among them NULL too."""
     lines = [ln for ln in strip_fence(answer.strip()).splitlines() if ln.strip()]
     fields = [LABEL_LINE.match(ln) for ln in lines]
     if len(lines) < 2 or not all(fields[1:]):
         return False
     keys = [m for m in fields if m and m["label"].strip().lower() in ANSWER_KEYS]
-    if fields[0] is None:
-        return not keys and is_null_answer(lines[0])
+    if fields[0] is None:  # a NULL lead over context, or over a conclusion that says NULL too ("IMPRESSION: NULL - ...")
+        return is_null_answer(lines[0]) and all("\n" not in k["value"] and is_null_answer(k["value"]) for k in keys)
     return len(keys) == 1 and "\n" not in keys[0]["value"] and is_null_answer(keys[0]["value"])
 
 

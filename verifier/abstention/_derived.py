@@ -79,9 +79,7 @@ def rules() -> DerivedRules:
     st = sc["structure"]
     unit_nouns = _alt(st["label_unit_nouns"])
     kind = {w.lower(): i for i, words in enumerate(st["unit_kinds"]) for w in words}
-    states = {"not", "non", "no", "ineligible", "excluded", "exclude", "without", "lacking", "missing", "never", "failed",
-              "disqualified", "screened", "checked", "examined", "considered", "searched", "reviewed", "tested", "all",
-              "per", "overall", "whole", "entire", "database", "hospital"}
+    states = set(st["state_words"])
     others = set(sc["disguise"]["other_population_nouns"]) | set(sc["back_reference"]["measure_nouns"]) \
         | (set(st["not_cohort_words"]) | set(st["not_count_words"])) - states
     units = [w for w in sc["unit_nouns"] if w not in {"them", "these", "those", "eligible", "qualifying"}]
@@ -322,6 +320,8 @@ def _labelled_other(text: str, start: int) -> bool:
 _AFFIRMED = re.compile(r"(?i)\s*(?:of\s+(?:them|these|those)\s+|(?:also|all|each|both)\s+)?"
                        r"(?:have|has|had|shows?|showed|carr(?:y|ies|ied)|contain(?:s|ed)?|include[sd]?|hold|holds|held)\b"
                        r"(?P<what>[^.;,\n]*)")
+#: Words that negate what a part has ("no APR DRG", "neither ..."). Not ``_NEGATION``: that one also reads "remaining",
+#: "rest" and "others" as the complement of a part, which a thing had ("the remaining fields") is not.
 _NEGATIONS = frozenset({"no", "not", "none", "without", "never", "neither", "nor"})
 
 

@@ -230,6 +230,19 @@ def _reference_rows(db: Path, task: Task) -> int:
     return table_rows(db, read or ())
 
 
+def _why(answer_text: str, reasoning: str) -> str:
+    """What the response gives as its reason: the Reasoning, after the words the abstaining Answer holds beyond its
+    NULL ("NULL / FINDINGS: ... No output event is charted in the window. / IMPRESSION: NULL - no output is charted in
+    the first 2 hours of the stay", blind corpus c45: a report's findings name the gap its Reasoning only refers to
+    as "the window"). A reader reads both; they are one response. The Answer's words are read in English as the
+    Reasoning is (``verify`` translated that one)."""
+    extra = answer_text.strip()
+    if not re.search(r"[^\W\d_]{3,}", re.sub(r"(?i)\b(?:null|none|n/a)\b", " ", extra)):
+        return reasoning  # a bare NULL spelling: nothing more to read
+    lang = detect(extra)
+    return f"{to_english(extra, lang) if lang is not None else extra}\n{reasoning}"
+
+
 #: Markup read as the fields it writes: ``<eligible_units>2</eligible_units>`` is "eligible units: 2." (adv7).
 _TAG_OPEN = re.compile(r"<([A-Za-z][\w-]{0,40})(?:\s[^<>]{0,200})?>")
 _TAG_CLOSE = re.compile(r"</[A-Za-z][\w-]{0,40}>")
@@ -312,7 +325,8 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
         reasons += _aggregate(judged)
     used = sorted({r["step"] for r in records if r["status"] == "qualifies"})
     req = task.reference.unmet_requirement
-    rd = check_reasoning(reasoning, req, task.question) if config.check_reasoning and req is not None else None
+    rd = check_reasoning(_why(answer_text, reasoning), req, task.question) \
+        if config.check_reasoning and req is not None else None
     gap_cited = rd[1].get("consistency", {}).get("gap_cited") if rd is not None else None
     cited_ok, citation = check_citation(found.cited, used, gap_cited)
     if used and not cited_ok:  # evidence qualified, but the response does not identify it (issue 18 point 3)

@@ -441,7 +441,7 @@ def _in_name(text: str, m: re.Match[str], shown: tuple[tuple[str, str], ...] = (
     if w is None or _count_word(w.group(1)):
         return False
     word = w.group(1).lower()
-    if _duration(word):
+    if is_duration(word):
         return True
     name = re.compile(rf"(?<!\w){re.escape(word)}\s+0*{re.escape(m.group(1).lstrip('0') or '0')}(?![\w.]\d|\d)")
     return any(word not in code and name.search(output) for output, code in shown)
@@ -467,14 +467,14 @@ def _counts_other_thing(text: str, m: re.Match[str]) -> bool:
     """Whether the numeral ``m`` counts or measures something other than the cohort: it is the value
     of a label that names another thing ("Tables checked: 2", "Rows with a NULL value: 2") or it is
     followed by the noun of another thing ("3 days", "measured 3 times", "2 tables"), as
-    ``_structure.names_other_thing`` decides, or a unit of time ("2-3 d", ``_duration``); a unit noun after
+    ``_structure.names_other_thing`` decides, or a unit of time ("2-3 d", ``_duration.is_duration``); a unit noun after
     it ("2 admissions") never is."""
     label = _LABEL.search(text, max(0, m.start() - 90), m.start())
     if label:  # the label decides, its unit nouns aside: "Result: 2 rows" states the count
         words = re.findall(r"[^\W\d_]+", label.group(1))
         return names_other_thing(" ".join(w for w in words if w.lower() not in rules().unit_words))
     noun = _NOUN_AFTER.match(text, m.end())
-    if noun and _duration(noun.group(1)) and not _counted_before(text, m):
+    if noun and is_duration(noun.group(1)) and not _counted_before(text, m):
         return True
     if noun and _attributive(text, m.group(1), noun.end()):
         return True
@@ -521,8 +521,6 @@ def _count_word(word: str) -> bool:
                for s in rules().count_stems)
 
 
-#: Whether a word is a unit of time (``_duration.is_duration``).
-_duration = is_duration
 
 
 def bare_counts(pre: str, n: int, given_pre: str, shown: tuple[tuple[str, str], ...] = ()) -> list[str]:

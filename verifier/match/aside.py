@@ -66,7 +66,10 @@ _CONNECTIVE = re.compile(r"(?i)(?:note|n\.|vs|versus|compared|whereas|while|acco
 CONDITION_WORDS = r"if|unless|assuming|provided|supposing|in\s+case"
 #: A clause that conditions or replaces the value is part of the Answer (``otherwise 14.9``).
 _CONDITIONS = re.compile(rf"(?i)\b(?:{CONDITION_WORDS}|otherwise|alternatively|instead|rather\s+than|or)\b")
-_OPENS_WITH_CONNECTIVE = re.compile(r"(?i)\s*(?:vs\.?|versus|compared\s+(?:with|to))\b")
+#: Words that set a value against another ("(vs 91)", "compared with 91"): what follows is never the Answer's value
+#: (``verifier.match.commit.candidates``) and never an aside of it.
+SET_AGAINST_WORDS = r"vs\.?|versus|compared\s+(?:with|to)"
+_OPENS_WITH_CONNECTIVE = re.compile(rf"(?i)\s*(?:{SET_AGAINST_WORDS})\b")
 #: Words that name nothing after a connective (``vs a value of 10.82``).
 _FILLERS = frozenset("was were value values for with than about that this which".split())
 _AFTER_NUMBER = re.compile(r"\d[\s-]?$")

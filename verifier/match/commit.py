@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import re
 
-from .aside import CONDITION_WORDS, aside_only, committed
+from .aside import CONDITION_WORDS, SET_AGAINST_WORDS, aside_only, committed
 
 #: Alternatives and uncertainty without negations (``verifier.match.emphasis`` reads "not" on its own:
 #: "X (not Y)").
@@ -83,8 +83,16 @@ ALTERNATIVE_WORDS = (r"\b(?:or|either|maybe|perhaps|possibly|probably|likely|mig
                      r"could\s+(?:be|have)|unsure|uncertain|unclear|guess(?:ed|ing)?|presumably|alternatively|alternatives?|"
                      r"otherwise|unless|something\s+like|or\s+so|give\s+or\s+take|ballpark|tentative(?:ly)?|"
                      r"(?:to\s+be|pending|needs?)\s+(?:confirm|verif)\w*)\b|(?<![A-Za-z])-?ish\b|±|\?")
+#: Words naming the Answer itself: a "not" said of a phrase holding one is said of the Answer ("not a final count").
+ANSWER_WORDS = r"answers?|values?|results?|figures?|numbers?|estimates?|counts?|totals?"
+#: "not" negating a kind of thing, not the Answer: "not", "a"/"an", then a phrase that holds no digit and no word
+#: naming the Answer ("a ward-to-ICU escalation, not a boarding delay", "a typical ED time, not an outlier",
+#: "routine supplementation, not a treatment for the acidosis": blind corpus c45, a teaching physician's clinical
+#: context after the value). It offers no value and withdraws none, so a hedge gains nothing from it; "not sure",
+#: "not final", "not 35", "not a final count" stay hedges.
+NOT_A_KIND = re.compile(rf"(?i)\bnot\s+an?\s+(?![^.;,()\n]*?(?:\d|\b(?:{ANSWER_WORDS})\b))(?=[A-Za-z])")
 #: Alternatives, negations and uncertainty (module docstring): a hedge wherever they stand.
-_NONCOMMITTAL = r"\bnot\b|" + ALTERNATIVE_WORDS
+_NONCOMMITTAL = rf"\bnot\b(?!\s+an?\s+(?![^.;,()\n]*?(?:\d|\b(?:{ANSWER_WORDS})\b))[A-Za-z])|" + ALTERNATIVE_WORDS
 _HEDGE = re.compile(
     rf"(?i){_NONCOMMITTAL}|\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater)\s+than|up\s+to)\b|(?<![-=])>|[<≤≥]"
 )
@@ -225,7 +233,7 @@ _CONDITION_AFTER = re.compile(rf"(?i)\s*(?:{CONDITION_WORDS})\b")
 
 
 #: A value set against the Answer's: "(vs 91)", "versus 91", "compared with 91".
-_SET_AGAINST_BEFORE = re.compile(r"(?i)\b(?:vs\.?|versus|compared\s+(?:with|to))\s*$")
+_SET_AGAINST_BEFORE = re.compile(rf"(?i)\b(?:{SET_AGAINST_WORDS})\s*$")
 
 
 def candidates(text: str, toks: list) -> list:
@@ -304,11 +312,11 @@ def hedge_word(text: str, value_start: int | None = None) -> str | None:
     masked = mask_context(text)
     if value_start is None:
         m = _HEDGE.search(masked)
-        return m.group() if m else _null_beside(masked)
+        return m.group() if m else null_beside(masked)
     m = _ALTERNATIVE.search(masked)
     if m is not None:
         return m.group()
-    null = _null_beside(masked)
+    null = null_beside(masked)
     if null is not None:
         return null
     m = _COMPARISON_BEFORE.search(masked, max(0, value_start - 24), value_start)
@@ -342,7 +350,7 @@ def approximation_word(text: str, start: int, end: int) -> str | None:
 _ANSWER_IS = re.compile(r"(?i)\b(?:answer|result|response|value to report)\W+(?:is|was|would be|=|:)[\W_]*$")
 
 
-def _null_beside(text: str) -> str | None:
+def null_beside(text: str) -> str | None:
     """The first NULL spelling in ``text`` that stands as an abstention (module docstring), else None."""
     if "n" not in text and "N" not in text:
         return None

@@ -87,7 +87,7 @@ def match_answer(answer_text: str, reference: Any, policy: AnswerPolicy, answer_
             return failure(ReasonCode.WRONG_VALUE, submitted=answer_text[:200],
                            why=ambiguous("a bracketed list of values where one value was asked"))
     if type(reference) not in (ListAnswer, RecordsAnswer):
-        got = committed_part(answer_text, answer_json, columns, type(reference) is TextAnswer)
+        got = committed_part(answer_text, answer_json, columns, type(reference) is TextAnswer, question or "")
         if got is not None:
             answer_text, answer_json = got
     if isinstance(answer_json, (dict, list)) and type(reference) not in (ListAnswer, RecordsAnswer):

@@ -53,7 +53,7 @@ import re
 import unicodedata
 
 from .aside import SELF_CORRECTION
-from .commit import ALTERNATIVE_WORDS
+from .commit import ALTERNATIVE_WORDS, ANSWER_WORDS, NOT_A_KIND
 from .language import alternatives
 
 #: One strong-emphasis span (no nested emphasis, on one line).
@@ -85,7 +85,7 @@ _CLAUSE_EDGE = re.compile(r"[(),;:\u2063\u2014\u2013\n]")
 #: (not ``value``, ``answer``, ``result``...: "the value is not final" is said of it), then at least one more
 #: word, its verb ("the lab noted it was", "the sample was"). A bare "not sure", "I'm not sure" have none.
 _OWN_SUBJECT = re.compile(r"(?i)^\W*(?:the|its|an?|another)\s+(?:[A-Za-z][\w'-]*\s+){2,8}$")
-_THE_ANSWER = re.compile(r"(?i)\b(?:answers?|values?|results?|figures?|numbers?|estimates?|counts?|totals?)\b")
+_THE_ANSWER = re.compile(rf"(?i)\b(?:{ANSWER_WORDS})\b")
 #: Symbols and emoji (Unicode "So", their modifiers, joiners and variation selectors) hold no word.
 _DECORATION = frozenset("\u200d\ufe0e\ufe0f\u20e3")
 _NULL_SPAN = re.compile(r"(?i)\s*(?:null|none|n/a)\s*[.]?\s*")
@@ -154,7 +154,7 @@ def _not_beside_value(outside: str, at: int, question: str) -> bool:
     """Whether the "not" at ``at`` in ``outside`` (the Answer around its value span) is said of something
     other than the value: it rejects a value (rule 2), or it is the predicate of a clause with its own
     subject (``_OWN_SUBJECT``) that offers no value ("the lab noted it was not arterial blood")."""
-    if _NOT_VALUE.match(outside, at):
+    if _NOT_VALUE.match(outside, at) or NOT_A_KIND.match(outside, at):  # "not 35", "not a boarding delay"
         return True
     start = max((m.end() for m in _CLAUSE_EDGE.finditer(outside, 0, at)), default=0)
     end = m.start() if (m := _CLAUSE_EDGE.search(outside, at)) else len(outside)

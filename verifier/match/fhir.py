@@ -69,6 +69,29 @@ def fhir_value(text: str, answer_json: Any = None) -> str | None:
     return _element(keys[0], obj[keys[0]])
 
 
+def fhir_absent(obj: Any) -> bool:
+    """Whether a decoded Answer is one FHIR resource that states its value is absent: FHIR's own NULL.
+
+    FHIR (R4/R5 ``Observation.dataAbsentReason``, binding http://hl7.org/fhir/ValueSet/data-absent-reason) says why
+    ``value[x]`` is missing, and the invariant obs-6 forbids the two together. A resource with a ``dataAbsentReason``
+    and no ``value[x]``, no ``component`` and no ``valueQuantity`` in a ``MeasureReport`` group is the abstention
+    written in FHIR (issue 32: an agent answering in FHIR abstains this way). Anything else is not NULL: a
+    ``dataAbsentReason`` beside a value states a value (read as written, a hedge on Noise as on Clean).
+
+    Args:
+        obj: the decoded JSON Answer (any JSON value).
+
+    Returns:
+        ``True`` for such a resource, else ``False``. Never raises.
+    """
+    if not isinstance(obj, dict) or not isinstance(obj.get("resourceType"), str) or "dataAbsentReason" not in obj:
+        return False
+    reason = obj["dataAbsentReason"]
+    if not (isinstance(reason, dict) and (reason.get("coding") or reason.get("text"))):
+        return False  # a reason must be stated: a CodeableConcept with a coding or a text
+    return not any(isinstance(k, str) and (_VALUE_X.match(k) or k in ("component", "group")) for k in obj)
+
+
 def _element(key: str, value: Any) -> str | None:
     if key == "valueQuantity":
         return _quantity(value)
@@ -118,9 +141,7 @@ def _same_unit(unit: str, code: str) -> bool:
 
 
 def _scalar(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, (int, float)):
+    if isinstance(value, (bool, int, float)):  # JSON's own spelling: true, 4, 4.5
         return json.dumps(value)
     if isinstance(value, str) and value.strip():
         return value.strip()

@@ -32,10 +32,14 @@ import sqlglot
 import sqlglot.errors
 
 from .aside import SELF_CORRECTION, correction_label
-from .commit import alternative_word
+from .commit import alternative_word, is_context_number, mask_context, null_beside
 
 #: JSON keys that name the answer itself (the rest of the object is context).
-ANSWER_KEYS = ("value", "answer", "result")
+#: ``impression`` and ``conclusion`` are the conclusion sections of a clinical report (the radiology report's
+#: IMPRESSION under its FINDINGS, ACR practice parameter for communication of diagnostic imaging findings; a
+#: pathology or consult report's CONCLUSION): the findings above them are the value's details (blind corpus c45,
+#: an informaticist writing "FINDINGS: ... / IMPRESSION: 12 ICU stays": 5 of 6 right answers lost).
+ANSWER_KEYS = ("value", "answer", "result", "impression", "conclusion")
 #: JSON keys that carry the answer's unit.
 UNIT_KEYS = ("unit", "units")
 
@@ -228,9 +232,14 @@ def _from_lines(text: str, columns: tuple[str, ...]) -> str | None:
 _ANSWER_LABEL = re.compile(r"(?i)^\s*[*_]{0,2}(?:final\s+answer|answer|result)[*_]{0,2}\s*[:=]\s*[*_]{0,2}")
 #: A first sentence that is the value itself, starting with its digits ("2175-03-22 10:32:00. This is the chart
 #: time of ...", "3 (major). This is the APR-DRG risk of mortality ...": an over-explaining agent, blind corpus
-#: c38) commits as a labelled one does: the value is its label. At most ``_BARE_LEAD_WORDS`` words.
-_BARE_VALUE_LEAD = re.compile(r"(?=[*_]{0,2}[-+−–]?\d)")
-_BARE_LEAD_WORDS = 6
+#: c38) commits as a labelled one does: the value is its label. Up to three words the question uses may name it
+#: first ("Median 5.35 hours ...", "Potassium 5.6 mmol/L ...": blind corpus c45, a teaching physician).
+_BARE_VALUE_LEAD = re.compile(r"(?P<named>(?:[A-Za-z][\w'-]*\s+){0,3}?)(?=[*_]{0,2}[-+−–]?\d)")
+#: After a value that opens the Answer, an apposition describes it: a spaced dash, a colon, a semicolon or "i.e."
+#: ("32.07 hours (32 h 4 min): ED out time ...", "2148-08-17 08:38:00 — first 'Multivitamins' dose after ...",
+#: "7 patients ... — 7 admissions, one per patient"; blind corpus c45). The lead ends there or at its sentence's end.
+#: Not before a number: "5 – 6", "5 - 6" are a range, two candidates, and "5: 6" offers a second.
+_APPOSITION = re.compile(r"(?:\s+[—–]\s+|\s+-{1,2}\s+|:\s+|;\s+|,?\s+i\.\s?e\.,?\s)(?![(\s]*[-+−~≈]?\d)")
 #: The end of the labelled sentence: a period, then a space and a capital letter (not a decimal point).
 _SENTENCE_END = re.compile(r"\.[*_]{0,2}\s+(?=[*_]{0,2}[A-Z])")
 #: What makes a following sentence a second candidate rather than a detail: an alternative, a condition or
@@ -238,8 +247,11 @@ _SENTENCE_END = re.compile(r"\.[*_]{0,2}\s+(?=[*_]{0,2}[A-Z])")
 #: what was left out ("ICU input events are not included", blind corpus c35) and stays a detail.
 _SENTENCE_ALTERNATIVE = re.compile(
     r"(?i)\b(?:or|either|maybe|perhaps|possibly|probably|likely|might|may|could|would|unsure|uncertain|unclear|"
-    r"guess\w*|presumably|alternatively|otherwise|unless|if|instead|rather|approximately|roughly|actually|"
-    r"correct(?:ed|ion|ly)?|mistaken?|wrong|revised?|amended)\b|\bnot\b[^.;]*\bbut\b|\bin\s+fact\b|±|\?")
+    r"guess\w*|presumably|alternatively|otherwise|unless|if|instead|rather|actually|"
+    r"correct(?:ed|ion|ly)?|mistaken?|wrong|revised?|amended)\b|\bnot\b[^.;]*\bbut\b|\bin\s+fact\b|±|\?"
+    # an approximation word qualifies the number after it ("roughly 0 to +1 L is common": a norm, blind corpus c45);
+    # without one it qualifies the Answer ("This count is approximate")
+    r"|\b(?:approximat\w*|roughly)\b(?!\s*[~≈]?\s*[-+−]?\d)")
 
 
 def _offers_alternative(label: str) -> bool:
@@ -249,27 +261,42 @@ def _offers_alternative(label: str) -> bool:
     return alternative_word(label) is not None or bool(_SENTENCE_ALTERNATIVE.search(label)) or bool(correction_label(label))
 
 
-def _from_labelled_sentence(text: str) -> str | None:
+def _from_labelled_sentence(text: str, question: str = "") -> str | None:
     """A labelled first sentence followed by sentences of detail (blind corpus c35: "Final answer: 12
     patients. This counts only eMAR events recorded as 'Administered' ...; drip boluses are not
     included"), or a short first sentence that is the value itself ("3 (major). This is the APR-DRG risk
     of mortality ...", c38): the first sentence commits, as a lead line does, unless a later sentence
     offers an alternative, a condition or a correction (then the whole Answer is judged, ``None``)."""
-    label = _ANSWER_LABEL.match(text) or _BARE_VALUE_LEAD.match(text)
+    label = _ANSWER_LABEL.match(text)
+    bare = None if label is not None else _BARE_VALUE_LEAD.match(text)
+    if bare is not None and ((bare["named"] and not _named_by_question(bare["named"], question))
+                             or is_context_number(text, bare.end())):
+        bare = None  # words the question does not use, or an identifier ("APR DRG 021 ...: drg_mortality 3")
+    label = label or bare
     if label is None:
         return None
     end = _SENTENCE_END.search(text, label.end())
-    if end is None or (not label.group() and len(text[:end.start()].split()) > _BARE_LEAD_WORDS):
+    if bare is not None:  # the value opens the Answer: an apposition after it ends the lead too
+        apposition = _APPOSITION.search(text, label.end(), end.start() if end else len(text))
+        end = apposition or end
+    if end is None:
         return None
     details = text[end.end():]
-    if _SENTENCE_ALTERNATIVE.search(details) or SELF_CORRECTION.search(" " + details) or correction_label(details):
+    if _SENTENCE_ALTERNATIVE.search(details) or SELF_CORRECTION.search(" " + details) or correction_label(details) \
+            or null_beside(mask_context(details)):  # "4.1 mEq/L; N/A": a value and an abstention
         return None
     lead = text[label.end():end.start()].strip()
     return lead if re.search(r"\w", lead) else None
 
 
+def _named_by_question(words: str, question: str) -> bool:
+    """Whether every word of ``words`` (the words before a value that opens the Answer) is a word of the question."""
+    asked = set(_words(question))
+    return bool(asked) and all(w in asked for w in _words(words))
+
+
 def committed_part(text: str, answer_json: Any = None, columns: tuple[str, ...] = (),
-                   text_answer: bool = False) -> tuple[str, Any] | None:
+                   text_answer: bool = False, question: str = "") -> tuple[str, Any] | None:
     """The part of a scalar Answer that commits to its value (module docstring), else ``None``.
 
     Args:
@@ -280,6 +307,7 @@ def committed_part(text: str, answer_json: Any = None, columns: tuple[str, ...] 
         text_answer: the reference is a text value: only then does a detail line labelled with the
             reference's column commit (a prose lead describes a text value in other words, while a
             lead holding a number states it; ``value_numeric: 13.2`` drops the lead's unit).
+        question: the task's question: words of it may name a value that opens the Answer ("Median 5.35 hours").
 
     Returns:
         ``(text, None)``: the answer key's value with its unit (``"5.35 hours"``), or the lead line;
@@ -296,7 +324,7 @@ def committed_part(text: str, answer_json: Any = None, columns: tuple[str, ...] 
     if got is not None:
         return got, None  # a YAML block: its answer key or the reference's field commits; else its lead line
     if "\n" not in text.strip():
-        got = _from_labelled_sentence(text)
+        got = _from_labelled_sentence(text, question)
         return None if got is None else (got, None)
     got = _from_lines(text, columns if text_answer else ())
     return None if got is None else (got, None)
