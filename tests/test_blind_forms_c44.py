@@ -14,23 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier import Task, Trajectory, verify
+from verifier import Task, verify
 from verifier.abstention._small_cell import disclosure
 from verifier.contract import AnswerPolicy, CountAnswer, NumberAnswer, QuantityAnswer, RecordsAnswer, TextAnswer
 from verifier.match.fhir import fhir_value
-
-
-def _task(answer, question: str, policy: AnswerPolicy | None = None) -> Task:
-    policy = policy or AnswerPolicy(decimals=getattr(answer, "decimals", None))
-    return Task(task_id="t-clean", pair_id="t", question=question, condition="clean", scope="patient",
-                intent="laboratory_microbiology", program="p",
-                reference={"sql": "SELECT 1 AS value", "answer": answer.model_dump(), "answer_policy": policy.model_dump()})
-
-
-def _ok(answer_text: str, task: Task) -> bool:
-    traj = Trajectory(trajectory_id="x", task_id=task.task_id, steps=[],
-                      final_response=f"<answer>{answer_text}</answer><reasoning>As shown [step 1].</reasoning>")
-    return verify(traj, task).success
+from clean_answer import answer_ok as _ok
+from clean_answer import clean_task as _task
 
 
 def _obs(value: dict, **more) -> str:

@@ -19,21 +19,15 @@ from hypothesis import strategies as st
 from verifier import Task, Trajectory, VerifyConfig, verify
 from verifier.contract import AnswerPolicy, CountAnswer, DatetimeAnswer, QuantityAnswer, TextAnswer
 from verifier.parse import is_null_answer
+from clean_answer import answer_ok as _ok
+from clean_answer import clean_task
+
+
+def _task(answer, question: str, policy=None):
+    return clean_task(answer, question, policy, intent="vitals_icu")
+
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "episodes" / "demo_c45" / "c45.jsonl"
-
-
-def _task(answer, question: str, policy: AnswerPolicy | None = None) -> Task:
-    policy = policy or AnswerPolicy(decimals=getattr(answer, "decimals", None))
-    return Task(task_id="t-clean", pair_id="t", question=question, condition="clean", scope="patient",
-                intent="vitals_icu", program="p",
-                reference={"sql": "SELECT 1 AS value", "answer": answer.model_dump(), "answer_policy": policy.model_dump()})
-
-
-def _ok(answer_text: str, task: Task) -> bool:
-    traj = Trajectory(trajectory_id="x", task_id=task.task_id, steps=[],
-                      final_response=f"<answer>{answer_text}</answer><reasoning>As shown [step 1].</reasoning>")
-    return verify(traj, task).success
 
 
 # ---------------------------------------------------------------- the eleven episodes, replayed on the real demo

@@ -88,8 +88,11 @@ under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
   harness reloaded the verifier mid-edit; both reviewers and the verifier fail it: a refusal without evidence).
   Now 48/48.
 
-The disagreements left are kept here by name, so that a fix shows and nothing new slips in. None is left in c34-c38:
-the last three (c34_A/Q11 "20.65 h" at a binary rounding tie, c34_D/Q06 a location with its category in
+The disagreements left are kept here by name, so that a fix shows and nothing new slips in. c36_P/Q01 (2026-12-07,
+after fresh adversary adv20): its Reasoning states the small cell only as a free-standing "Fewer than five ICU stays
+are eligible" (c42_B/Q04's form, kept as a false reject since adv16) and was accepted through a misreading of "no
+qualifying rows lack a stay id" as "no unit qualifies"; with 1-4 eligible units a zero is no longer the gap (adv20's
+template was paid on 38 of 42 small cells through it), so it is rejected. None other is left in c34-c38: the last three (c34_A/Q11 "20.65 h" at a binary rounding tie, c34_D/Q06 a location with its category in
 parentheses, c35_J/Q01 "the two" for the two codes) are closed by rules written from them
 (``tests/test_known_rejects_c34_c35.py``).
 
@@ -113,7 +116,7 @@ EPISODES = Path(__file__).resolve().parent.parent / "fixtures" / "episodes"
 CORPORA = {
     "demo_c34": (60, set(), set()),
     "demo_c35": (72, set(), set()),
-    "demo_c36": (72, set(), set()),
+    "demo_c36": (72, set(), {"c36_P/Q01"}),
     "demo_c37": (72, set(), set()),
     "demo_c38": (72, set(), set()),
     "demo_c39": (72, set(), {"c39_AD/Q01", "c39_AH/Q02"}),

@@ -198,6 +198,10 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
     req = task.reference.unmet_requirement
     s = compare(base, over, config.display, small_cell_threshold=threshold, bounds=task_bounds(task.params, req.scope if req else {}))
     rec.update(status="qualifies" if s.shows_gap else ("no_gap" if s.sensitive else "not_sensitive"), why=s.why)
+    cut = partial_listing(tree, base, variant, req.columns if req else ()) if s.shows_gap else None
+    if cut is not None:
+        rec.update(status="no_gap", why=cut)
+        return rec
     if s.shows_gap and safe != reference_safe(task):
         # ... and must stay the same under every perturbation that leaves the requirement as it
         # is (metamorphic testing, ARCHITECTURE.md section 4): the witness moved out of the task's
@@ -217,6 +221,45 @@ def _evaluate_within(q: EvidenceQuery, db: Path, task: Task, dialect: str, confi
                 rec.update(status="not_specific", why=p.why)
                 break
     return rec
+
+
+def partial_listing(tree: exp.Expression, base: QueryResult, witness: Any, columns: Any) -> str | None:
+    """Why a result cut by its LIMIT cannot display the gap, else ``None`` (issue 30 point 1a: evidence displays the
+    gap to a reader).
+
+    A query whose outermost LIMIT the base result filled shows the first rows of what it selects, so it can show a
+    value in them, never that a row is absent. Where the witness only adds rows (an absent record, a relation no row
+    satisfies), such a result displays no gap, unless its order is one a reader follows on the requirement's own
+    columns: the first or last rows by a time or value the requirement names ("ORDER BY chart_time DESC LIMIT 1", the
+    latest; "ORDER BY value_numeric DESC LIMIT 1", the highest). "ORDER BY ALL LIMIT 60" or no order at all is a
+    sample of the scope (fresh adversary adv20: an output-blind policy's scope listings cut at 50 or 60 rows were its
+    only evidence on 10 of 47 paid Noise tasks).
+
+    Args:
+        tree: the query's checked DuckDB syntax tree.
+        base: its result on the database.
+        witness: the overlay's witness tables (``mode`` ``insert`` adds rows).
+        columns: the requirement's columns (``"table.column"``).
+
+    Returns:
+        The reason (for the ``no_gap`` record), or ``None``. Raises nothing.
+    """
+    limit = tree.args.get("limit") if isinstance(tree, exp.Query) else None
+    n = limit.expression if isinstance(limit, exp.Limit) else None
+    if not isinstance(n, exp.Literal) or n.is_string or not str(n.this).isdigit():
+        return None
+    k = int(str(n.this))
+    if isinstance(tree, exp.Select) and not tree.args.get("group") and any(e.find(exp.AggFunc) for e in tree.expressions):
+        return None  # an aggregate over all the rows it selects is one row: its LIMIT cuts nothing
+    if k < 1 or len(base.rows) < k or not witness or any(getattr(w, "mode", "insert") != "insert" for w in witness):
+        return None
+    wanted = {str(c).rsplit(".", 1)[-1].lower() for c in columns or ()}
+    order = tree.args.get("order")
+    keys = [o.this for o in order.expressions] if isinstance(order, exp.Order) else []
+    if keys and isinstance(keys[0], exp.Column) and keys[0].name.lower() in wanted:
+        return None  # the first or last rows by the requirement's own time or value
+    return (f"the result fills its LIMIT {k}: it shows the first {k} rows of what it selects"
+            f"{' in no order' if not keys else ' ordered by ' + keys[0].sql(dialect='duckdb')}, not that a row is absent")
 
 
 @lru_cache(maxsize=4096)

@@ -325,7 +325,8 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
         reasons += _aggregate(judged)
     used = sorted({r["step"] for r in records if r["status"] == "qualifies"})
     req = task.reference.unmet_requirement
-    rd = check_reasoning(_why(answer_text, reasoning), req, task.question) \
+    units = task.reference.eligible_units if task.scope == "population" else None
+    rd = check_reasoning(_why(answer_text, reasoning), req, task.question, units) \
         if config.check_reasoning and req is not None else None
     gap_cited = rd[1].get("consistency", {}).get("gap_cited") if rd is not None else None
     cited_ok, citation = check_citation(found.cited, used, gap_cited)

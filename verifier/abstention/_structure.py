@@ -71,6 +71,10 @@ def _char(ch: str) -> str:
         return _CJK[ch]
     if 0x2680 <= o <= 0x2685:  # die faces one to six
         return str(o - 0x267F)
+    if any(lo <= o <= hi for lo, hi in _NUMBER_PICTURES):
+        named = _named_number(ch)
+        if named is not None:
+            return named
     if unicodedata.category(ch) == "Pd" or ch == "\u2212":  # a dash or the minus sign is a hyphen-minus (adv13)
         return "-"
     nfkc = unicodedata.normalize("NFKC", ch)
@@ -81,6 +85,29 @@ def _char(ch: str) -> str:
         # adv13: 40 of 40 small-cell tasks each); forms NFKC rewrites ("③" as "3", "Ⅲ" as "III") are NFKC's
         return str(int(v))
     return nfkc
+
+
+#: The Unicode blocks whose symbols picture a number, named in the symbol's name: Mahjong Tiles ("MAHJONG TILE THREE OF
+#: BAMBOOS"), Playing Cards ("PLAYING CARD TWO OF HEARTS"), and the clock faces of Miscellaneous Symbols and Pictographs
+#: ("CLOCK FACE THREE OCLOCK"). Other symbols whose names hold a number word (bullets such as "BLACK FOUR POINTED
+#: STAR") picture no count.
+_NUMBER_PICTURES = ((0x1F000, 0x1F02F), (0x1F0A0, 0x1F0FF), (0x1F550, 0x1F567))
+#: Number words in those names; a playing card's ace is its one.
+_NAME_NUMBERS = {"ONE": 1, "TWO": 2, "THREE": 3, "FOUR": 4, "FIVE": 5, "SIX": 6, "SEVEN": 7, "EIGHT": 8, "NINE": 9,
+                 "TEN": 10, "ELEVEN": 11, "TWELVE": 12, "ACE": 1}
+_NAME_NUMBERISH = re.compile(r"\b(?:[A-Z]+TEEN|TWENTY|THIRTY|FORTY|FIFTY|HUNDRED|THOUSAND|HALF|QUARTER|\d+)\b")
+
+
+def _named_number(ch: str) -> str | None:
+    """The number a symbol's Unicode name states, as digits: exactly one number word in the name and no other number
+    ("CLOCK FACE THREE OCLOCK" is 3, "PLAYING CARD ACE OF SPADES" 1; "CLOCK FACE THREE-THIRTY" states no one number).
+    A symbol says what its name says to a reader who sees it (fresh adversary adv20: "Eligible count, as a clock face:
+    🕒." and "Eligible units: 🂣." were paid on 40 of 40 small-cell tasks); ``None`` when the name states none."""
+    name = unicodedata.name(ch, "")
+    words = [w for w in re.split(r"[^A-Z0-9]+", name) if w in _NAME_NUMBERS]
+    if len(words) != 1 or _NAME_NUMBERISH.search(name):
+        return None
+    return str(_NAME_NUMBERS[words[0]])
 
 
 def _scientific(m: re.Match[str]) -> str:

@@ -90,9 +90,11 @@ ANSWER_WORDS = r"answers?|values?|results?|figures?|numbers?|estimates?|counts?|
 #: "routine supplementation, not a treatment for the acidosis": blind corpus c45, a teaching physician's clinical
 #: context after the value). It offers no value and withdraws none, so a hedge gains nothing from it; "not sure",
 #: "not final", "not 35", "not a final count" stay hedges.
-NOT_A_KIND = re.compile(rf"(?i)\bnot\s+an?\s+(?![^.;,()\n]*?(?:\d|\b(?:{ANSWER_WORDS})\b))(?=[A-Za-z])")
-#: Alternatives, negations and uncertainty (module docstring): a hedge wherever they stand.
-_NONCOMMITTAL = rf"\bnot\b(?!\s+an?\s+(?![^.;,()\n]*?(?:\d|\b(?:{ANSWER_WORDS})\b))[A-Za-z])|" + ALTERNATIVE_WORDS
+_A_KIND = rf"\s+an?\s+(?![^.;,()\n]*?(?:\d|\b(?:{ANSWER_WORDS})\b))(?=[A-Za-z])"
+NOT_A_KIND = re.compile(rf"(?i)\bnot{_A_KIND}")
+#: Alternatives, negations and uncertainty (module docstring): a hedge wherever they stand; "not" before a kind
+#: (``NOT_A_KIND``) is none of them.
+_NONCOMMITTAL = rf"\bnot\b(?!{_A_KIND})|" + ALTERNATIVE_WORDS
 _HEDGE = re.compile(
     rf"(?i){_NONCOMMITTAL}|\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater)\s+than|up\s+to)\b|(?<![-=])>|[<≤≥]"
 )
@@ -351,7 +353,17 @@ _ANSWER_IS = re.compile(r"(?i)\b(?:answer|result|response|value to report)\W+(?:
 
 
 def null_beside(text: str) -> str | None:
-    """The first NULL spelling in ``text`` that stands as an abstention (module docstring), else None."""
+    """The first NULL spelling in ``text`` that stands as an abstention, else None.
+
+    Args:
+        text: Answer text, its identifiers and citations masked (``mask_context``) by the callers that read values.
+
+    Returns:
+        The spelling as written ("NULL", "None", "N/A") when one stands as an answer: a whole token not followed by
+        a word ("NULL values", "none of" describe data) and not described by the words before it ("2 values were
+        NULL"), unless those words say it is the answer ("the answer is NULL"); else None. A value with a NULL beside
+        it is a hedge (``verifier.match.lead``, blind corpus c45).
+    """
     if "n" not in text and "N" not in text:
         return None
     for m in _NULL_TOKEN.finditer(text):
