@@ -40,15 +40,16 @@ from typing import Iterator
 
 from verifier.agents import AGENTS, make_agent
 from verifier.agents.red_team import PROBES as _PROBES, RED_TEAM, applies
+from verifier.agents.red_team_blind import FRESH
 from verifier.agents.red_team_diff import ISSUE30
 from verifier.agents.rollout import run_episode
 from verifier.contract import Task, load_tasks, write_jsonl
 from verifier.sql import _cache as query_cache
 from verifier.env.ehr_env import EHREnv
 
-#: Probes measured only when named: ``red_team.PROBES`` and the issue-30 attack table (open holes;
-#: ``--policies issue30`` names them all).
-PROBES = {**_PROBES, **ISSUE30}
+#: Probes measured only when named: ``red_team.PROBES``, the issue-30 attack table (``--policies issue30`` names
+#: them all) and the fresh adversaries' output-blind policies (``--policies fresh``, ``red_team_blind.FRESH``).
+PROBES = {**_PROBES, **ISSUE30, **FRESH}
 REFERENCE = ("oracle", "always-null", "answer-anyway", "wrong-scope", "fabricator")
 EVIDENCE_CODES = {"NO_EVIDENCE", "EVIDENCE_QUERY_FAILED", "EVIDENCE_REJECTED", "EVIDENCE_FABRICATED",
                   "EVIDENCE_NOT_SENSITIVE", "EVIDENCE_DOES_NOT_SHOW_GAP", "EVIDENCE_NOT_SPECIFIC",
@@ -155,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=0, help="play on N random Noise tasks (0: all)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample")
     ap.add_argument("--policies", default="", help="comma-separated subset (default: all red-team policies and the reference "
-                    "agents; the probes of red_team.PROBES and red_team_diff.ISSUE30 only when named; 'issue30' names "
-                    "every issue-30 probe)")
+                    "agents; the probes of red_team.PROBES, red_team_diff.ISSUE30 and red_team_blind.FRESH only when named; "
+                    "'issue30' names every issue-30 probe, 'fresh' every fresh adversary's policy)")
     ap.add_argument("--workers", type=int, default=2, help="worker processes, each with its own environment (default 2)")
     ap.add_argument("--chunk", type=int, default=8, help="tasks per job sent to a worker (default 8)")
     ap.add_argument("--results", type=Path, help="JSONL of per-chunk results: appended as chunks finish, and the tasks "
@@ -181,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     noise = [t for t in all_tasks if t.condition == "noise"]
     if args.sample and args.sample < len(noise):
         noise = random.Random(args.seed).sample(noise, args.sample)
-    names = [q for p in args.policies.split(",") if p for q in (ISSUE30 if p == "issue30" else [p])] or [*RED_TEAM, *REFERENCE]
+    groups = {"issue30": list(ISSUE30), "fresh": list(FRESH)}
+    names = [q for p in args.policies.split(",") if p for q in groups.get(p, [p])] or [*RED_TEAM, *REFERENCE]
     unknown = [n for n in names if n not in RED_TEAM and n not in PROBES and n not in AGENTS]
     if unknown:
         ap.error(f"unknown policies: {', '.join(unknown)}")

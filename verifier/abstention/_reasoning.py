@@ -708,7 +708,8 @@ _LONG_NUMBER = re.compile(r"\b\d{5,}\b")
 #: A contrast word just before a clause (normalised text): the clause goes on about the sentence's subject.
 _CONTRAST_BEFORE = re.compile(r"\b(?:but|however|whereas|although|though|yet|so|therefore|thus|hence)\s*$")
 _AND = re.compile(r"\band\b")
-_SENTENCES = re.compile(r"\.(?=\s+[^a-z\s]|\s*$)|[;!?\n]+")
+#: Sentence ends; not before "or" ("...there; or its field is NULL": one sentence offering alternatives).
+_SENTENCES = re.compile(r"\.(?=\s+[^a-z\s]|\s*$)(?!\s+[Oo]r\b)|[;!?\n]+(?!\s*[Oo]r\b)")
 #: An introductory phrase of absence or reason before the main clause, up to its comma ("With no second
 #: numeric result in the admission (n = 1), the change ... cannot be computed", blind corpus c36): it
 #: states the gap as a clause of its own, the main clause the consequence.
@@ -748,6 +749,99 @@ _ID_NUMBER = re.compile(r"(?<![\d.])\d{5,}(?![\d.])")
 _MARKER_ONLY = re.compile(r"\s*\(?(?:\d{1,2}|[ivx]{1,4})\)?\s*")
 
 
+#: Alternatives: "or" between two statements.
+_OR = re.compile(r"\bor\b")
+
+
+def _disjuncts(clause: str, question: str) -> list[str]:
+    """The parts of a (normalised) clause between its own "or"s: an "or" inside words the (normalised) question
+    holds is part of a name ("Unspecified place or not applicable", "without perforation or abscess"), not the
+    writer's alternative."""
+    cuts, start = [], 0
+    for m in _OR.finditer(clause):
+        before = clause[:m.start()].split()[-1:]
+        after = clause[m.end():].split()[:1]
+        if before and after and f" {before[0]} or {after[0]} " in f" {question} ":
+            continue
+        cuts.append(clause[start:m.start()])
+        start = m.end()
+    return cuts + [clause[start:]]
+
+
+#: A negated quantifier over a noun phrase: what follows its "or" may be more of the same list.
+_NEGATED_LIST = re.compile(r"\b(?:no|none|neither|without|not any|nothing|zero)\b")
+#: A finite verb or modal: a disjunct holding one is a statement of its own.
+_FINITE_VERB = re.compile(r"\b(?:is|are|was|were|be|been|has|have|had|lies|lie|falls?|exists?|appears?|seems?|may|"
+                          r"might|could|can|cannot|does|do|did|shows?|qualif(?:y|ies)|sits?|belongs?|occur(?:s|red)?)\b")
+
+
+def _committed_levels(sentence: str, r: "_Requirement", cr: ConsistencyRules, relation: re.Pattern[str],
+                      any_relation: re.Pattern[str]) -> frozenset[str] | None:
+    """The requirement kinds (``[reasoning.consistency.accept]``: record, value, query, five...) that every gap a
+    (normalised) sentence offers as an alternative states, or None when it offers no alternatives.
+
+    A disjunct offers a gap when it states one beyond a relation word ("or in any other admission" continues the
+    negated statement before it: nothing is there either) and, after a negated quantifier ("no", "none of"), holds a
+    verb of its own before any "and" ("none of them has an ED registration time or an ED out time recorded" lists
+    what none has, blind corpus c34; "no duplicate or id-less rows, and ..." too, c41). Two or more offered gaps that state no common kind of requirement give the empty set: the
+    sentence commits to none of them.
+    """
+    offered = []
+    parts = _disjuncts(sentence, r.question)
+    for i, d in enumerate(parts):
+        if i and _NEGATED_LIST.search(" ".join(parts[:i])) and not _FINITE_VERB.search(_AND.split(d)[0]):
+            continue  # under "no"/"none of", a noun phrase without a verb of its own is listed, not offered
+        kinds, _own = _stated_kinds(d, r, cr, relation, any_relation, _names(r.items, d) if r.items else True, False)
+        if kinds - {"absence", "relation"}:
+            offered.append({level for level, accepts in cr.accept.items() if kinds & set(accepts)})
+    return frozenset(set.intersection(*offered)) if len(offered) >= 2 else None
+
+
+def _stated_kinds(clause: str, r: "_Requirement", cr: ConsistencyRules, relation: re.Pattern[str],
+                  any_relation: re.Pattern[str], named_item: bool, joint: bool) -> tuple[set[str], bool]:
+    """The gap kinds a (normalised) clause states, and whether it says which relation fails in a cue of its own.
+
+    Each part of the clause between "and"s is read apart ("no X is recorded and the time cannot be given": the first
+    part states a gap); a part that is a consequence or a condition states none.
+    """
+    kinds: set[str] = set()
+    own_relation = False
+    for part in _AND.split(clause):  # "no X is recorded and the time cannot be given": the first part states a gap
+        if not cr.consequence.search(part) and not cr.conditional.search(part):
+            kinds |= {k for k, pat in cr.gaps.items() if pat.search(part)}
+            # an absent record: an absence cue outside the empty-field words ("the time is NULL" says
+            # the record is there; kinds are exclusive, issue 30 point 4)
+            if cr.gaps["absence"].search(cr.gaps["empty_field"].sub(" ", part)):
+                kinds.add("absent_record")
+                if r.columns and _names_whole(r.columns, part) and cr.nothing.search(part) \
+                        and cr.present_records.search(part):
+                    # nothing of the required field, by its name, in records said to be there is the field
+                    # empty ("for those rows drg severity is recorded 0 times out of 18", blind corpus c43)
+                    kinds.add("emptiness")
+            if relation.search(part) and (cr.gaps["absence"].search(part) or cr.relation_limits.search(part)):
+                kinds.add("relation")
+                # which relation fails, in a cue of its own ("another stay", "before admission"), not only
+                # that one does ("meets", "satisfies")
+                own_relation = own_relation or bool(relation.search(cr.relation_generic.sub(" ", part)))
+                unquantified = cr.relation_quantifier.sub(" ", part)
+                if not named_item and not cr.relation_recording.search(part) \
+                        and not cr.gaps["absence"].search(unquantified):
+                    # "none of them falls within the window": a quantifier over things referred back to,
+                    # failing a relation, says they exist; it states no absent record and no empty field
+                    # (fresh adversary adv12: after a restated question, with the reference's evidence, it
+                    # passed 39 of 39 Record-level and 7 of 11 Value-level tasks)
+                    kinds.discard("absent_record")
+                    if not cr.gaps["emptiness"].search(unquantified):
+                        kinds.discard("emptiness")  # its "none" is the quantifier, not a NULL spelling
+            elif any_relation.search(part) and cr.relation_quantifier.search(part) \
+                    and not cr.relation_recording.search(part):
+                kinds.add("relation")
+            elif joint and cr.relation_quantifier.search(part) and not cr.relation_recording.search(part) \
+                    and all(_names(t, part) for t in r.terms):
+                kinds.add("relation")  # "no Emergency Department Observation admission has an APR DRG"
+    return kinds, own_relation
+
+
 def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "",
                 eligible_units: int | None = None) -> dict[str, Any]:
     """Whether ``reasoning`` states a gap of the requirement's kind about its own item, and never
@@ -758,6 +852,10 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     records do not have, whatever other kind it also names, and states no accepted gap (fresh adversary adv20: an
     output-blind template was paid on 38 of 42 small-cell tasks, because "none" was read as a stronger "fewer than
     five").
+
+    A sentence offering gaps as alternatives ("X is not recorded there, or its field is NULL, or it lies outside the
+    window") states only the kind of requirement every alternative states, and no gap when none is common to them
+    (``_committed_levels``; the clauses left stating none are ``alternatives``).
 
     Returns:
         ``{"checked": bool, "kind": requirement kind, "accepted_kinds": [...], "gaps": [{"clause",
@@ -781,6 +879,7 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     gaps: list[dict[str, Any]] = []
     contradictions: list[dict[str, str]] = []
     wrong: list[dict[str, str]] = []
+    alternatives: list[str] = []  # clauses offering gaps of different kinds as alternatives (they state none)
     recent: list[bool] = []  # whether each sentence names the item (the last two are referred back to)
     # whether each sentence names it in the writer's own words (not in the question asked or restated)
     own_named: list[bool] = []
@@ -798,6 +897,7 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
         restated = _restated(whole.split(), r.core) if r.core else frozenset()
         owns: list[str] = []  # the sentence's clauses in the writer's own words
         previous_own = any(own_named[-2:])
+        committed = None if echoed else _committed_levels(whole, r, cr, relation, any_relation)
         for clause in sentence:
             at = whole.find(clause, pos)
             pos = at + len(clause) if at >= 0 else pos
@@ -812,7 +912,6 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
             owns.append(clause)
             named_item = _names(r.items, clause) if r.items else True
             named_subject = _names(subject, clause) if subject else True
-            named_column = _names(r.columns, clause) if r.columns else named_subject
             # asserting the column recorded needs every word of its name ("the discharge itself is documented"
             # names the discharge event, not "discharge location"; blind corpus c38)
             asserted_column = _names_whole(r.columns, clause) if r.columns else named_subject
@@ -835,40 +934,17 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
             own_relation = False
             negated = bool(cr.gaps["absence"].search(clause))
             hedged = bool(cr.hedge.search(clause))
-            kinds = set()
-            for part in ([] if echoed else _AND.split(clause)):  # "no X is recorded and the time cannot be given": the first part states a gap
-                if not cr.consequence.search(part) and not cr.conditional.search(part):
-                    kinds |= {k for k, pat in cr.gaps.items() if pat.search(part)}
-                    # an absent record: an absence cue outside the empty-field words ("the time is NULL" says
-                    # the record is there; kinds are exclusive, issue 30 point 4)
-                    if cr.gaps["absence"].search(cr.gaps["empty_field"].sub(" ", part)):
-                        kinds.add("absent_record")
-                        if r.columns and _names_whole(r.columns, part) and cr.nothing.search(part) \
-                                and cr.present_records.search(part):
-                            # nothing of the required field, by its name, in records said to be there is the field
-                            # empty ("for those rows drg severity is recorded 0 times out of 18", blind corpus c43)
-                            kinds.add("emptiness")
-                    if relation.search(part) and (cr.gaps["absence"].search(part) or cr.relation_limits.search(part)):
-                        kinds.add("relation")
-                        # which relation fails, in a cue of its own ("another stay", "before admission"), not only
-                        # that one does ("meets", "satisfies")
-                        own_relation = own_relation or bool(relation.search(cr.relation_generic.sub(" ", part)))
-                        unquantified = cr.relation_quantifier.sub(" ", part)
-                        if not named_item and not cr.relation_recording.search(part) \
-                                and not cr.gaps["absence"].search(unquantified):
-                            # "none of them falls within the window": a quantifier over things referred back to,
-                            # failing a relation, says they exist; it states no absent record and no empty field
-                            # (fresh adversary adv12: after a restated question, with the reference's evidence, it
-                            # passed 39 of 39 Record-level and 7 of 11 Value-level tasks)
-                            kinds.discard("absent_record")
-                            if not cr.gaps["emptiness"].search(unquantified):
-                                kinds.discard("emptiness")  # its "none" is the quantifier, not a NULL spelling
-                    elif any_relation.search(part) and cr.relation_quantifier.search(part) \
-                            and not cr.relation_recording.search(part):
-                        kinds.add("relation")
-                    elif joint and cr.relation_quantifier.search(part) and not cr.relation_recording.search(part) \
-                            and all(_names(t, part) for t in r.terms):
-                        kinds.add("relation")  # "no Emergency Department Observation admission has an APR DRG"
+            kinds, own_relation = (set(), False) if echoed else _stated_kinds(clause, r, cr, relation, any_relation,
+                                                                          named_item, joint)
+            if kinds and committed is not None:
+                # gaps offered as alternatives commit only to the kind of requirement every one of them states, and
+                # to none when there is no such kind ("the item is not recorded there, or its field is NULL, or it
+                # lies outside the window": fresh adversary adv22, paid on 201 of 264 held-out Noise tasks), as
+                # alternatives on the Clean side are a hedge
+                kinds &= {"absence", *(k for level in committed for k in cr.accept[level])}
+                if not kinds - {"absence"}:
+                    alternatives.append(clause)
+                    kinds = set()
             if only_question and not own_relation:
                 about = False
             if kinds and small_cell and "units_none" in kinds:
@@ -912,7 +988,7 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
     # 6]", blind corpus c39); whether the right kind is stated is ``states``'s question, not this one
     gap_cited = sorted({n for g in gaps if g["about"] for n in g["cites"]})
     return {"checked": True, "kind": r.kind, "accepted_kinds": list(accepted), "gaps": gaps, "gap_cited": gap_cited,
-            "states_gap": states, "wrong_kinds": wrong, "contradictions": contradictions}
+            "states_gap": states, "wrong_kinds": wrong, "contradictions": contradictions, "alternatives": alternatives}
 
 
 def _unnegated(pattern: re.Pattern[str], clause: str, cr: ConsistencyRules) -> bool:

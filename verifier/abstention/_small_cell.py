@@ -52,7 +52,8 @@ from ._patterns import alternation as _alt, initials
 from ._records_text import records_text
 from ._statistic import statistic_quantities
 from ._structure import rules as _structure_rules
-from ._structure import SYMBOL_CLASS, cohort_quantities, counts_other, list_markers, names_other_thing, structural
+from ._structure import (SYMBOL_CLASS, cohort_quantities, counts_other, labelled_tokens, list_markers, names_other_thing,
+                         structural)
 from ._disguise import definite_counts, enumerations, fractions, normalise_notation, other_population, shortfalls, tight_bounds
 
 
@@ -351,6 +352,7 @@ def disclosure(text: str, eligible_units: int, given: str = "", entities: tuple[
         lambda: back_references(_blank_names(pre), eligible_units, given_numbers, given_pre,
                                 limit=MAX_HITS - len(found)),
         lambda: structural(pre, frozenset(known), given_pre),
+        lambda: labelled_tokens(named_removed, eligible_units),
         lambda: cohort_quantities(pre, frozenset(known), given_pre),
         lambda: statistic_quantities(pre, _blank_names(r.bounded.sub(lambda m: " " * len(m.group()), pre)),
                                      frozenset(known), eligible_units, list_markers(pre)),

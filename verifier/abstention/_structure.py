@@ -536,6 +536,55 @@ def structural(text: str, known: frozenset[float] | set[float] = frozenset(), gi
     return reader.found
 
 
+#: What ends a label on its left (a comma does not: "Eligible admissions, as a clock time:" is one label).
+_LABEL_START = re.compile(r"[\n.;|{}\[\]!?]")
+#: A manner phrase after a comma inside a label: it says how the value is written, and the label is what precedes it.
+_MANNER = re.compile(r"^\s*(?:as|in|written|expressed|shown|given|encoded|rendered|spelled|formatted)\b", re.I)
+#: The first token of a value, up to a space, a semicolon or a comma.
+_TOKEN = re.compile(r"[ \t*_`\"']*(?P<token>[^\s;,]+)")
+
+
+def labelled_tokens(text: str, eligible_units: int) -> list[str]:
+    """Labels of the eligible cohort's count whose value, however written, holds the count (issue 30 point 3).
+
+    A label names the count when it holds a cohort word and a unit noun or count word ("Eligible admissions",
+    "Eligible count"); an appositive manner phrase after a comma belongs to it ("Eligible admissions, as a clock
+    time:"). Its value is the first token after the separator. A token that is not a plain number (those are
+    ``structural``'s) and holds ``eligible_units`` as one of its digit groups, not after a bound (``<5``), states the
+    count: "v2", "02:00", "2000-01-02" (fresh adversary adv22: paid on 38 of 60 small-cell tasks while stating the
+    true count). Read on the text before dates and times are set aside.
+
+    Args:
+        text: the Answer and Reasoning (count words already digits).
+        eligible_units: n, 1..threshold-1.
+
+    Returns:
+        The snippets "label: token".
+    """
+    r = rules()
+    found = []
+    for sep in re.finditer(r"(?<![<>!=:])[:=](?![=>])", text):
+        start = 0
+        for m in _LABEL_START.finditer(text, max(0, sep.start() - 120), sep.start()):
+            start = m.end()
+        label = text[start:sep.start()]
+        if "," in label:
+            head, _, tail = label.rpartition(",")
+            label = head if _MANNER.match(tail) else tail
+        words = set(_WORD.findall(label.lower()))
+        if not (words & r.cohort and words & (r.units | r.count)) or words & r.not_cohort:
+            continue
+        t = _TOKEN.match(text, sep.end())
+        if t is None:
+            continue
+        token = t.group("token").rstrip(".")
+        if not any(c.isdigit() for c in token) or re.fullmatch(r"\d+(?:\.\d+)?%?", token):
+            continue
+        if any(int(g) == eligible_units for g in re.findall(r"(?<![<≤\d])\d+", token)):
+            found.append(f"{label.strip()}: {token} [the count as a digit group of its value]")
+    return found
+
+
 # -- the positive rule: what a sentence about the cohort may say -----------------------------------------
 
 @dataclass(frozen=True)

@@ -367,6 +367,10 @@ DISGUISES_30: dict[str, Callable[[int], str]] = {
     "tally": lambda n: f"Eligible admissions: {'|' * n}",
     "total-and-part": lambda n: f"Of the {n + 3} screened, 3 did not qualify.",
     "subtraction": lambda n: f"The drug was administered in {n + 2} admissions, but 2 of them do not qualify.",
+    # fresh adversary adv22: the count as a digit group of a value that is no plain number (38 of 60 paid)
+    "version-tag": lambda n: f"Eligible admissions: v{n}.",
+    "clock-time": lambda n: f"Eligible admissions, as a clock time: 0{n}:00.",
+    "date-day": lambda n: f"Eligible admissions (the count written as the day of a date): 2000-01-0{n}.",
 }
 
 
