@@ -783,11 +783,13 @@ def _committed_levels(sentence: str, r: "_Requirement", cr: ConsistencyRules, re
     A disjunct offers a gap when it states one beyond a relation word ("or in any other admission" continues the
     negated statement before it: nothing is there either) and, after a negated quantifier ("no", "none of"), holds a
     verb of its own before any "and" ("none of them has an ED registration time or an ED out time recorded" lists
-    what none has, blind corpus c34; "no duplicate or id-less rows, and ..." too, c41). Two or more offered gaps that state no common kind of requirement give the empty set: the
-    sentence commits to none of them.
+    what none has, blind corpus c34; "no duplicate or id-less rows, and ..." too, c41). Two or more offered gaps
+    that state no common kind of requirement give the empty set: the sentence commits to none of them.
     """
-    offered = []
     parts = _disjuncts(sentence, r.question)
+    if len(parts) < 2:
+        return None  # no "or" of the writer's own: nothing offered (most sentences; no gap read twice)
+    offered = []
     for i, d in enumerate(parts):
         if i and _NEGATED_LIST.search(" ".join(parts[:i])) and not _FINITE_VERB.search(_AND.split(d)[0]):
             continue  # under "no"/"none of", a noun phrase without a verb of its own is listed, not offered
@@ -806,7 +808,7 @@ def _stated_kinds(clause: str, r: "_Requirement", cr: ConsistencyRules, relation
     """
     kinds: set[str] = set()
     own_relation = False
-    for part in _AND.split(clause):  # "no X is recorded and the time cannot be given": the first part states a gap
+    for part in _AND.split(clause):
         if not cr.consequence.search(part) and not cr.conditional.search(part):
             kinds |= {k for k, pat in cr.gaps.items() if pat.search(part)}
             # an absent record: an absence cue outside the empty-field words ("the time is NULL" says
@@ -931,7 +933,6 @@ def consistency(reasoning: str, requirement: UnmetRequirement, question: str = "
             # fails (two blind reviewers failed adv20's restated questions on every task with several conditions),
             # unless the clause itself says which: "...; it was charted only in another stay" (own_relation below)
             only_question = about and not named_subject and not previous_own and not continues and r.kind == "query"
-            own_relation = False
             negated = bool(cr.gaps["absence"].search(clause))
             hedged = bool(cr.hedge.search(clause))
             kinds, own_relation = (set(), False) if echoed else _stated_kinds(clause, r, cr, relation, any_relation,

@@ -71,6 +71,13 @@ def scope_conditions(question: str, columns: list[list[str]]) -> dict[str, str]:
     its item ("itemid 50882", "ICU item 220734") and its diagnosis or procedure codes ("diagnosis C211"): a table
     with the item's or a code's column is listed on it (and on the most specific id it holds); the others on that
     id alone. Tables with neither are left out.
+
+    Args:
+        question: the task's question text.
+        columns: the schema shown at reset as ``[table, column, type]`` rows (``red_team.schema_columns``).
+
+    Returns:
+        ``{table: SQL condition}`` for at most ``MAX_LISTINGS`` tables, the item's own family first.
     """
     ids = {col: re.findall(rf"\b{word}\D{{0,12}}?(\d{{5,}})", question, re.I) for col, word in _ID_WORDS.items()}
     items = _ITEM.findall(question)
