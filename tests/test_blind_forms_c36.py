@@ -211,8 +211,8 @@ def test_an_introductory_absence_is_a_clause_of_its_own() -> None:
 def test_only_the_agents_writing_other_languages_in_every_committed_corpus_are_read_as_such() -> None:
     """Every final response of the committed corpora (synthetic and real demo): English ones stay English,
     whatever names, codes and CJK-free symbols they hold; agent c36_N's twelve are Spanish, c37_T's German,
-    c38_X's French, c39_AD's Portuguese (not Spanish), c42_A's Chinese (Han script, read by characters) and c43_B's
-    Spanish."""
+    c38_X's French, c39_AD's Portuguese (not Spanish), c42_A's Chinese (Han script, read by characters), c43_B's
+    Spanish and c46_B's Italian (none of the other 1,000-odd responses is read as Italian)."""
     import json  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
@@ -224,7 +224,7 @@ def test_only_the_agents_writing_other_languages_in_every_committed_corpus_are_r
             if lang is not None:
                 found.setdefault(r["agent"], set()).add(lang.code)
     assert found == {"c36_N": {"es"}, "c37_T": {"de"}, "c38_X": {"fr"}, "c39_AD": {"pt"}, "c42_A": {"zh"},
-                     "c43_B": {"es"}, "c44_B": {"de"}, "c45_B": {"fr"}}
+                     "c43_B": {"es"}, "c44_B": {"de"}, "c45_B": {"fr"}, "c46_B": {"it"}}
 
 
 @pytest.mark.parametrize("code, text, hedge", [

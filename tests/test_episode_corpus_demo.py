@@ -88,6 +88,18 @@ under ODbL 1.0 with the demo's attribution (``NOTICE.md`` beside each).
   harness reloaded the verifier mid-edit; both reviewers and the verifier fail it: a refusal without evidence).
   Now 48/48.
 
+* ``demo_c46`` (2026-12-07, 96 episodes on the default test split, 48 pairs, 8 per scope x noise-type cell, hard
+  pairs first; issue 33's blind study: no agent saw both twins; the reviewers agreed on every outcome and judged all
+  96 tasks valid): a clinical-trials data manager answering in CDISC SDTM variables ("LBSTRESN=3.2; LBSTRESU=K/uL");
+  an Italian-speaking intensivist; a hurried night-float resident (at most four tool calls, "abnl ALC"); a ReAct
+  trace; a QA engineer's XML ``<result value=.../>``; a patient-safety officer's "Confidence: high" and risk notes.
+  Held out: 83/96, no false accept, 13 false rejects (three SDTM records, seven Italian reasonings and answers, a
+  decimal comma read as two numbers, a count of stays split over unit groups, the resident's shorthand;
+  ``tests/test_blind_forms_c46.py``). Reviewers: Clean 48/48, Noise 47/48. Now 95/96. Left, by name: c46_A/Q06
+  ("one admission has no abnormal glucose, one had its Haloperidol only before it, and the remaining qualifying
+  admissions number fewer than five": counts of excluded units in a sentence about the cohort; both reviewers
+  accepted it, one as borderline; the five-unit rule is not loosened for it).
+
 The disagreements left are kept here by name, so that a fix shows and nothing new slips in. c36_P/Q01 (2026-12-07,
 after fresh adversary adv20): its Reasoning states the small cell only as a free-standing "Fewer than five ICU stays
 are eligible" (c42_B/Q04's form, kept as a false reject since adv16) and was accepted through a misreading of "no
@@ -126,6 +138,7 @@ CORPORA = {
     "demo_c43": (48, set(), set()),
     "demo_c44": (48, set(), set()),
     "demo_c45": (48, set(), set()),
+    "demo_c46": (96, set(), {"c46_A/Q06"}),
 }
 TARGET = 0.99
 

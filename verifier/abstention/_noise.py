@@ -90,7 +90,7 @@ from ..contract import (
     Trajectory,
     VerifyConfig,
 )
-from ..match.language import detect, to_english
+from ..match.language import decimal_points, detect, to_english
 from ..sql import base_spec
 from ._budget import EvidenceBudget, select
 from ._citation import check_citation
@@ -286,6 +286,12 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
     lang = detect(disclosure_text)
     if lang is not None and lang.script is not None:  # a script written without spaces (Chinese) is read in the
         disclosure_text = to_english(disclosure_text, lang)  # rules' words, as its Reasoning is (blind corpus c42)
+    elif lang is not None:
+        # a decimal comma is one number ("superiore al 24,9 %" names the threshold, not a 9: blind corpus c46), and the
+        # text is read as written and in the rules' words, so the language's own count words and ordinals ("due
+        # ricoveri", "il secondo e ultimo") count as English ones do
+        disclosure_text = decimal_points(disclosure_text, lang)
+        disclosure_text = f"{disclosure_text}\n\n{to_english(disclosure_text, lang)}"
     abstained = bool(getattr(parsed, "abstained", False))
     details: dict[str, Any] = {"noise": {"abstained": abstained}}
     reasons: list[ReasonCode] = []

@@ -133,6 +133,25 @@ _OPEN_SPACE = re.compile(r"\([ \t]+")
 _TIGHT = re.compile(r"[ \t]+([),.;:!?])")
 
 
+def decimal_points(text: str, lang: Language) -> str:
+    """``text`` with its numbers written as the rules read them: where ``lang`` writes a decimal comma
+    (``decimal_comma``), "24,9" is "24.9" (a list "1,2,3" is left alone), and where the text also groups thousands
+    with points ("13.230,07"), its point-grouped numbers are thousands ("8.670" -> "8670"). Words are unchanged.
+
+    Args:
+        text: any text; lang: ``detect``'s result for it.
+
+    Returns:
+        The text, numbers rewritten; unchanged when the language writes decimal points.
+    """
+    if not lang.decimal_comma:
+        return text
+    if _THOUSANDS_POINT.search(text):
+        text = _POINT_GROUPED.sub(lambda m: m.group().replace(".", ""), text)
+        text = _THOUSANDS_POINT.sub(lambda m: m.group().replace(".", ""), text)
+    return _DECIMAL_COMMA.sub(r"\1.\2", text)
+
+
 def to_english(text: str, lang: Language) -> str:
     """``text`` (in ``lang``) rewritten into the rules' vocabulary: accent-folded, each word or phrase of
     the table replaced (in any case, never a word joined to a slash: "mmol/L" is a unit; other words
@@ -158,11 +177,8 @@ def to_english(text: str, lang: Language) -> str:
     s = fold(s, case=False)
     if lang.elision is not None:
         s = lang.elision.sub(r"\1 ", s)
-    if lang.decimal_comma:
-        if _THOUSANDS_POINT.search(s):
-            s = _POINT_GROUPED.sub(lambda m: m.group().replace(".", ""), s)
-            s = _THOUSANDS_POINT.sub(lambda m: m.group().replace(".", ""), s)
-        s = _DECIMAL_COMMA.sub(r"\1.\2", s)
+    s = decimal_points(s, lang)
+
     def sub(m: re.Match[str]) -> str:
         got = lang.replacement.get(" ".join(m.group().casefold().split()), m.group())
         return got[:1].upper() + got[1:] if m.group()[:1].isupper() else got  # a sentence still starts here

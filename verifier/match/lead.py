@@ -42,6 +42,12 @@ from .commit import alternative_word, is_context_number, mask_context, null_besi
 ANSWER_KEYS = ("value", "answer", "result", "impression", "conclusion")
 #: JSON keys that carry the answer's unit.
 UNIT_KEYS = ("unit", "units")
+#: CDISC SDTM findings variables (SDTM Implementation Guide, findings class): a result as collected (--ORRES) or
+#: standardised (--STRESC character, --STRESN numeric), its unit --ORRESU / --STRESU, each after the two-letter
+#: domain code (LBSTRESN, VSORRES). A clinical-trials data manager writes an answer as such a record ("LBTESTCD=51301;
+#: LBTEST=White Blood Cells; LBSTRESN=3.2; LBSTRESU=K/uL": blind corpus c46, 3 of 8 right answers lost).
+_SDTM_RESULT = re.compile(r"[a-z]{2}(?:orres|stres[cn])")
+_SDTM_UNIT = re.compile(r"[a-z]{2}(?:orresu|stresu)")
 
 # ``label: value`` (a label of words, digits, spaces, ``_-/()%,`` (MIMIC-IV labels hold commas: "Protein, Total"), at most 48 characters, then ``:`` or ``=``)
 _LABEL_LINE = re.compile(r"^\s*(?:[-*•]\s*)?\**(?P<label>[A-Za-z][\w ()/%,-]{0,47}?)\**\s*[:=]\s*(?P<value>\S.*)$")
@@ -55,13 +61,16 @@ _QUOTED = re.compile(r"^(?P<q>[\"'`])(?P<v>.*)(?P=q)$")
 
 
 def field_block(text: str) -> dict[str, str] | None:
-    """The record an Answer spells when every line of it is a ``field: value`` line (a YAML block or a
-    list of fields, no lead phrase; blind corpus c41: "interpretation: R   # resistant" over the organism,
-    antibiotic and specimen lines), as ``{field: value}`` with a value's YAML quoting and trailing comment
+    """The record an Answer spells when every line of it is a ``field: value`` line (a YAML block or a list of
+    fields, no lead phrase; blind corpus c41: "interpretation: R   # resistant" over the organism, antibiotic and
+    specimen lines), or its one line is such fields separated by semicolons (a CDISC SDTM record "LBSTRESN=3.2;
+    LBSTRESU=K/uL", blind corpus c46), as ``{field: value}`` with a value's YAML quoting and trailing comment
     removed; ``None`` unless there are two lines or more and every field is named once (a field named
     twice offers two values: no record). A record is read as the JSON object it spells would be, so it
     commits where that object would (``committed_part``) and a hedge gains nothing."""
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    if len(lines) == 1 and ";" in lines[0]:
+        lines = [part for part in lines[0].split(";") if part.strip()]  # "A=1; B=2": one line of fields (c46)
     if len(lines) < 2:
         return None
     out: dict[str, str] = {}
@@ -140,7 +149,9 @@ def _from_json(obj: dict, columns: tuple[str, ...]) -> str | None:
     if any(isinstance(k, str) and _offers_alternative(k.replace("_", " ")) for k in obj):
         return None  # '{"answer": A, "alternative": B}' offers a second candidate (fresh adversary adv6)
     keys = {_norm(k): k for k in obj if isinstance(k, str)}
-    named = [keys[n] for n in ANSWER_KEYS if n in keys]
+    named = [keys[n] for n in ANSWER_KEYS if n in keys] + [k for n, k in keys.items() if _SDTM_RESULT.fullmatch(n)]
+    if len(named) > 1 and len({_norm(str(obj[k])) for k in named}) == 1:
+        named = named[:1]  # the same value under two answer keys (--STRESC and --STRESN) offers no second one
     if len(named) == 1 and not isinstance(obj[named[0]], (dict, list)) and obj[named[0]] is not None:
         columns = ()  # the answer key commits; the reference's other columns beside it are details
         # (blind corpus c39: '| admissionid | item | chart_time | value | unit |' for a value with its time)
@@ -156,7 +167,8 @@ def _from_json(obj: dict, columns: tuple[str, ...]) -> str | None:
     value = obj[named[0]]
     if isinstance(value, (dict, list)) or value is None:
         return None
-    unit = next((obj[keys[k]] for k in UNIT_KEYS if k in keys and isinstance(obj[keys[k]], str)), None)
+    unit = next((obj[keys[k]] for k in (*UNIT_KEYS, *filter(_SDTM_UNIT.fullmatch, keys))
+                 if k in keys and isinstance(obj[keys[k]], str)), None)
     text = value if isinstance(value, str) else json.dumps(value)
     return f"{text} {unit}" if unit else text
 
