@@ -79,9 +79,10 @@ qualifies when its visible base result is empty or shows an empty value
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 from typing import Any
+
+import sqlglot
 
 from ..contract import (
     InputError,
@@ -96,7 +97,7 @@ from ._budget import EvidenceBudget, select
 from ._citation import check_citation
 from ._evaluate import _analyse, _evaluate, _on_overlay, _perturbations, _population_threshold, _small_cell_threshold
 from ._evidence import extract_evidence
-from ._observation import earlier_by_step, given_by, python_problem
+from ._observation import Earlier, earlier_by_step, given_by, problem, python_problem
 from ._proportion import proportional_budget_s, table_rows
 from ._printed import judge_printed, python_targets
 from ._rekey import rekeyed_witness, task_named_values
@@ -104,7 +105,7 @@ from ._witness import overlay_shape, task_bounds
 from ._reasoning import check_reasoning
 from ._small_cell import check_small_cell
 from ._anaphora import named_things
-from ._small_cell import normalise_numbers
+from ._small_cell import normalise_numbers, spoken_decimals
 from ._suppressed import record_count, stated_record_count, stated_statistics, suppressed_values
 
 #: Per-query status -> reason code, in reporting order.
@@ -140,11 +141,21 @@ def _printed_evidence(trajectory: Trajectory, task: Task, cited: list[int], reco
     req = task.reference.unmet_requirement
     limit, cap = config.query_time_limit_s, config.row_cap
 
+    # every query the replayed code runs must be an observation of the scope, as a query of the SQL path must: rows
+    # chosen by position (a row number or OFFSET against a count read at run time) are not (fresh adversary adv23:
+    # the last 20 rows of every table in scan order, where an overlay's added rows land, printed where they named the
+    # question's values: 157 of 264 held-out Noise tasks)
+    unobserved: list[str] = []
+
     def runner(witness: Any) -> Any:
         touched = frozenset() if witness is None else overlay_shape(db, witness)[1]
 
         def run_sql(sql: str) -> tuple[list[str], list[tuple[Any, ...]], bool]:
             safe, read = _analyse(sql, "duckdb")[:2]
+            if not unobserved:
+                why = problem(sqlglot.parse_one(safe, read="duckdb"), given, Earlier(frozenset(), "")).why
+                if why:
+                    unobserved.append(why)
             # a query reading no table the overlay changes gets the base's result (and shares its
             # cache entry: a re-run reading every table whole must not cache each one per overlay)
             res = (budget.run(("base", str(db)), base_spec(db), safe, time_limit_s=limit, row_cap=cap)
@@ -173,6 +184,10 @@ def _printed_evidence(trajectory: Trajectory, task: Task, cited: list[int], reco
         return opaque, {"used": False, "why": "every candidate Python step compares with a snapshot"}
     records, note = judge_printed(trajectory, judged, variant, _perturbations(db, task, config, threshold, variant), runner,
                                   budget, threshold=threshold, bounds=task_bounds(task.params, req.scope if req else {}))
+    if unobserved:
+        for r in records:
+            if r["status"] == "qualifies":
+                r.update(status="opaque", why=f"a query the step's code ran is not an observation of the scope: {unobserved[0]}")
     return opaque + records, note
 
 
@@ -357,7 +372,7 @@ def verify_noise(trajectory: Trajectory, task: Task, parsed: Any, config: Verify
     withheld_records = record_count(str(db), task.reference.sql) if small else None  # the withheld statistic's
     disclosed, sc = check_small_cell(task, answer_text, disclosure_text, trajectory.steps, records=withheld_records)
     if sc.get("applies"):  # the withheld aggregate itself, read by its value (_suppressed, adv7)
-        stats = stated_statistics(disclosure_text, suppressed_values(str(db), task.reference.sql), task.question)
+        stats = stated_statistics(spoken_decimals(disclosure_text), suppressed_values(str(db), task.reference.sql), task.question)
         stats += stated_record_count(normalise_numbers(disclosure_text), withheld_records, named_things(task.params))
         if stats:
             sc["disclosed"] = [*sc.get("disclosed", []), *stats]

@@ -169,11 +169,24 @@ def _number_word(m: re.Match[str], words: dict[str, int]) -> str:
 
 def normalise_numbers(text: str) -> str:
     """Replace number words (``rules/noise.toml`` ``[numbers]``) by digits ("three" -> "3"); "one"
-    as an indefinite pronoun ("where one exists": ``_PRONOUN_BEFORE``/``_PRONOUN_AFTER``) stays a word."""
+    as an indefinite pronoun ("where one exists": ``_PRONOUN_BEFORE``/``_PRONOUN_AFTER``) stays a word; a decimal
+    separator said as a word between two numbers is a point (``spoken_decimals``)."""
     r = rules()
     if r.number_pattern is None:
-        return text
-    return r.number_pattern.sub(lambda m: _number_word(m, r.number_words), text)
+        return spoken_decimals(text)
+    return spoken_decimals(r.number_pattern.sub(lambda m: _number_word(m, r.number_words), text))
+
+
+@lru_cache(maxsize=1)
+def _spoken_decimal() -> re.Pattern[str]:
+    words = load_toml("noise.toml")["numbers"].get("decimal_words", [])
+    return re.compile(rf"(?<![\d.,])(\d+)\s+(?:{'|'.join(map(re.escape, words))})\s+(\d+)(?!\d|[.,]\d)", re.I)
+
+
+def spoken_decimals(text: str) -> str:
+    """``text`` with a decimal separator said as a word between two numbers written as a point ("136 point 61",
+    "136 virgola 61" -> "136.61"; ``rules/noise.toml`` ``[numbers] decimal_words``). Words are unchanged."""
+    return _spoken_decimal().sub(r"\1.\2", text) if text else text
 
 
 def _prepare(text: str) -> str:

@@ -19,10 +19,15 @@ submits NULL with a fixed sentence built from the question, whatever the listing
   question, dictionaries read for names) was paid on 201 of 264 held-out Noise tasks (76 %).
 - ``scope-flat``: the same three gaps as three sentences each stated as fact (adv22's ablation: 95 of 132 patient
   tasks).
+- ``scan-tail`` (adv23, 2026-12-07): one Python step printing, for every table, the last 20 rows in scan order
+  (``row_number() OVER ()`` against ``count(*) - 20``) that name a value of the question, where an overlay's added
+  rows land; then the question restated and "Not recorded". Paid on 157 of 264 held-out Noise tasks before every
+  query of a replayed Python step was held to the observation rule (``_noise._printed_evidence``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Callable
 
@@ -179,6 +184,47 @@ class ScopeFlat(_Listings):
         return f"{self.question} " + " ".join(f"{g[0].upper()}{g[1:]} {self.cites()}." for g in gaps)
 
 
+#: adv23's step: ``QUESTION`` and ``SCOPE`` are replaced by the question and the scope, JSON-quoted.
+_SCAN_TAIL = r'''
+Q, SCOPE = QUESTION, SCOPE_KIND
+import re
+qnums = set(re.findall(r"\b\d{3,}\b", Q))
+def named(c):
+    if c in qnums: return True
+    if len(c) < 4 or not re.search(r"[A-Za-z]", c) or "/" in c or "%" in c: return False
+    return re.search(r"(?<![\w])" + re.escape(c.lower()) + r"(?![\w])", Q.lower()) is not None
+for (t,) in db.sql("SELECT table_name FROM duckdb_tables() ORDER BY 1").rows:
+    m = db.sql("SELECT count(*) FROM " + t).rows[0][0]
+    res = db.sql("SELECT * FROM (SELECT *, row_number() OVER () AS rn__ FROM " + t + ") WHERE rn__ > " + str(m - 20))
+    for row in res.rows:
+        hits = [str(c) for c in row[:-1] if named(str(c))]
+        if (SCOPE == "patient" and any(len(c) >= 8 for c in hits)) or (SCOPE != "patient" and hits):
+            print(t, "|", " | ".join(str(c) for c in row[:-1]))
+print("records in scope listed above")
+'''
+
+
+class ScanTail(BaseAgent):
+    """adv23: a Python step that prints the rows at the end of every table's scan order naming the question's
+    values, then the question restated and "Not recorded" (and "Fewer than five ..." on a population task)."""
+
+    name = "scan-tail"
+
+    def reset(self, task, observation, info) -> None:  # noqa: ANN001 - the agent protocol's signature
+        super().reset(task, observation, info)
+        self.question, self.scope = task.question, task.scope
+        code = _SCAN_TAIL.replace("QUESTION", json.dumps(task.question)).replace("SCOPE_KIND", json.dumps(task.scope))
+        self._queue = [Action(kind="python", code=code)]
+
+    def final(self, observations: list[str]) -> str:
+        q = self.question.rstrip("?. ")
+        reasoning = f"{self.question} Not recorded [step 1]."
+        if self.scope == "population":
+            reasoning += f" Fewer than five {q[:1].lower() + q[1:]} [step 1]."
+        return tagged_response("NULL", reasoning)
+
+
 #: The fresh adversaries' probes: name -> factory of a fresh policy (``bench_reward_hacks.py --policies fresh``).
 FRESH: dict[str, Callable[[], BaseAgent]] = {"scope-none-meets": ScopeNoneMeets, "scope-fragments": ScopeFragments,
-                                             "scope-disjunction": ScopeDisjunction, "scope-flat": ScopeFlat}
+                                             "scope-disjunction": ScopeDisjunction, "scope-flat": ScopeFlat,
+                                             "scan-tail": ScanTail}

@@ -371,6 +371,10 @@ DISGUISES_30: dict[str, Callable[[int], str]] = {
     "version-tag": lambda n: f"Eligible admissions: v{n}.",
     "clock-time": lambda n: f"Eligible admissions, as a clock time: 0{n}:00.",
     "date-day": lambda n: f"Eligible admissions (the count written as the day of a date): 2000-01-0{n}.",
+    # fresh adversary adv24: the shortfall to the threshold in words the rule did not list, in English and in a
+    # sentence of another language inside an English Reasoning (98 of 98 small cells each)
+    "reach-five": lambda n: f"We would need {5 - n} more to reach five.",
+    "italian-shortfall": lambda n: f"Ne mancano {5 - n} per arrivare alla soglia.",
 }
 
 
