@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from verifier import Task, Trajectory, VerifyConfig, verify
+from corpus_replay import replayed
 from verifier.abstention._small_cell import disclosure
 
 BASE = ("NULL. Fewer than five admissions with diagnosis Y831 have a Glucose result, so no aggregate may be reported "
@@ -59,9 +59,7 @@ def test_an_italian_reasoning_stating_the_count_is_refused(episode: str, extra: 
     """On the Italian agent's own small-cell episodes (c46_B/Q13: four eligible patients; c46_B/Q06: two eligible
     admissions), each form the adversary was paid with, appended to the honest Reasoning."""
     ep = next(e for e in map(json.loads, CORPUS.read_text(encoding="utf-8").splitlines()) if e["episode_id"] == episode)
-    traj = Trajectory.model_validate(ep["trajectory"])
-    traj = traj.model_copy(update={"final_response": traj.final_response.replace("</reasoning>", " " + extra + "</reasoning>")})
-    v = verify(traj, Task.model_validate(ep["task"]), VerifyConfig(db_path=str(demo_db)))
+    v = replayed(ep, demo_db, ep["trajectory"]["final_response"].replace("</reasoning>", " " + extra + "</reasoning>"))
     assert "SMALL_CELL_DISCLOSED" in [r.value for r in v.reasons], extra
 
 

@@ -16,11 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifier import Task, Trajectory, VerifyConfig, verify
+from verifier import Task
 from verifier.contract import AnswerPolicy, CountAnswer, DatetimeAnswer, QuantityAnswer, TextAnswer
 from verifier.parse import is_null_answer
 from clean_answer import answer_ok as _ok
 from clean_answer import clean_task
+from corpus_replay import replayed
 
 
 def _task(answer, question: str, policy=None):
@@ -44,8 +45,7 @@ def episodes() -> dict[str, dict]:
 def test_c45_the_episodes_both_reviewers_accepted_are_paid(episode_id: str, episodes, demo_db) -> None:
     ep = episodes[episode_id]
     assert ep["adjudication"]["outcome"] == "success"
-    v = verify(Trajectory.model_validate(ep["trajectory"]), Task.model_validate(ep["task"]),
-               VerifyConfig(db_path=str(demo_db)))
+    v = replayed(ep, demo_db)
     assert v.success, (episode_id, [r.value for r in v.reasons], v.details.get("match"))
 
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from clean_answer import answer_ok as _ok
 from clean_answer import clean_task
-from verifier import Task, Trajectory, VerifyConfig, verify
+from corpus_replay import replayed
 from verifier.abstention._small_cell import disclosure
 from verifier.contract import QuantityAnswer
 from verifier.match.language import decimal_points, detect, to_english
@@ -43,8 +43,7 @@ def episodes() -> dict[str, dict]:
 def test_c46_the_episodes_both_reviewers_accepted_are_paid(episode_id: str, episodes, demo_db) -> None:
     ep = episodes[episode_id]
     assert ep["adjudication"]["outcome"] == "success"
-    v = verify(Trajectory.model_validate(ep["trajectory"]), Task.model_validate(ep["task"]),
-               VerifyConfig(db_path=str(demo_db)))
+    v = replayed(ep, demo_db)
     assert v.success, (episode_id, [r.value for r in v.reasons])
 
 
@@ -52,8 +51,7 @@ def test_c46_the_disclosure_both_reviewers_failed_stays_refused(episodes, demo_d
     """B/Q04: "value_numeric contiene solo un codice 1,0" over two eligible stays states the withheld median."""
     ep = episodes["c46_B/Q04"]
     assert ep["adjudication"]["outcome"] == "failure"
-    v = verify(Trajectory.model_validate(ep["trajectory"]), Task.model_validate(ep["task"]),
-               VerifyConfig(db_path=str(demo_db)))
+    v = replayed(ep, demo_db)
     assert "SMALL_CELL_DISCLOSED" in [r.value for r in v.reasons]
 
 
@@ -150,7 +148,5 @@ def test_an_italian_reasoning_that_states_the_small_cell_is_refused(extra: str, 
     """The Italian reasoning now read (B/Q13, 4 eligible patients) gains nothing from stating a count in Italian: the
     response is read as written and in the rules' words ("due" is English too, so only an Italian text reads it)."""
     ep = episodes["c46_B/Q13"]
-    traj = Trajectory.model_validate(ep["trajectory"])
-    traj = traj.model_copy(update={"final_response": traj.final_response.replace("</reasoning>", extra + "</reasoning>")})
-    v = verify(traj, Task.model_validate(ep["task"]), VerifyConfig(db_path=str(demo_db)))
+    v = replayed(ep, demo_db, ep["trajectory"]["final_response"].replace("</reasoning>", extra + "</reasoning>"))
     assert "SMALL_CELL_DISCLOSED" in [r.value for r in v.reasons], extra

@@ -82,8 +82,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import sqlglot
-
 from ..contract import (
     InputError,
     ReasonCode,
@@ -151,9 +149,9 @@ def _printed_evidence(trajectory: Trajectory, task: Task, cited: list[int], reco
         touched = frozenset() if witness is None else overlay_shape(db, witness)[1]
 
         def run_sql(sql: str) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-            safe, read = _analyse(sql, "duckdb")[:2]
-            if not unobserved:
-                why = problem(sqlglot.parse_one(safe, read="duckdb"), given, Earlier(frozenset(), "")).why
+            safe, read, _volatile, _opaque, tree = _analyse(sql, "duckdb")
+            if not unobserved:  # the tree _analyse parsed once (memoised), as the SQL path reads it
+                why = problem(tree, given, Earlier(frozenset(), "")).why
                 if why:
                     unobserved.append(why)
             # a query reading no table the overlay changes gets the base's result (and shares its

@@ -755,17 +755,17 @@ def cohort_quantities(text: str, known: frozenset[float] | set[float] = frozense
                                                for m in r.back_reference.finditer(sentence))
         # the bound ("fewer than five EW EMER. admissions ...") names the cohort for the next sentence to refer back to
         previous = about or bool(r.bound.search(sentence))
-        if not about:
+        if about:
+            reason = _quantity_in(_disguised_digits(sentence, r), r, known, given_l)
+        elif r.threshold_reference.search(sentence):  # one search before any split: most sentences name no threshold
             # a clause naming the threshold as the mark the count is measured against speaks of the cohort's size ("We
             # would need 3 more to reach five."), not the clauses beside it ("consistent across the three counts: ...,
             # so the pair cannot reach five either", blind corpus c45)
             marks = [c for c in _CLAUSES.split(sentence) if r.threshold_reference.search(c)]
             reason = next((q for c in marks if (q := _quantity_in(_disguised_digits(c, r), r, known, given_l))
                            and q.startswith(("the number", "arithmetic"))), None)  # a number, not a word ("the pair")
-            if reason and " ".join(sentence.lower().split()) not in given_l:
-                found.append(f"{' '.join(sentence.split())[:160]} [{reason}]")
+        else:
             continue
-        reason = _quantity_in(_disguised_digits(sentence, r), r, known, given_l)
         if reason and " ".join(sentence.lower().split()) not in given_l:
             found.append(f"{' '.join(sentence.split())[:160]} [{reason}]")
     return found
